@@ -1,0 +1,56 @@
+import type { Database } from "../db/database.js";
+import { apiError } from "../errors/api-error.js";
+import { hashSecret, secretsEqual } from "./key-secret.js";
+import { findActiveKeyByHash } from "./key-store.js";
+import type { Principal } from "./principal.js";
+
+export interface Authenticator {
+  /** Resolves the bearer token of a request to its principal, or fails with auth_failed. */
+  authenticate(headers: Headers): Promise<Principal>;
+  /** Drops cached verifications of a key after it was rotated or revoked. */
+  forget(keyId: string): void;
+}
+
+const bootstrapAdmin: Principal = { keyId: "admin", role: "admin", workspaceId: null, workspace: null, container: null };
+const maxCachedKeys = 10_000;
+
+export function createAuthenticator(db: Database, adminSecret: string | undefined, cacheTtlMs: number): Authenticator {
+  const adminHash = adminSecret ? hashSecret(adminSecret) : null;
+  // Verified keys by secret hash; bounded, and short-lived so revocation on another node applies quickly.
+  const cache = new Map<string, { principal: Principal; until: number }>();
+
+  return {
+    async authenticate(headers) {
+      const header = headers.get("authorization");
+      const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+      if (!match) throw apiError("auth_failed", "missing or malformed Authorization: Bearer <API key> header");
+      const hash = hashSecret(match[1]!);
+      if (adminHash && secretsEqual(hash, adminHash)) return bootstrapAdmin;
+
+      const cacheKey = hash.toString("base64");
+      const now = Date.now();
+      const cached = cache.get(cacheKey);
+      if (cached && cached.until > now) return cached.principal;
+
+      const row = await findActiveKeyByHash(db, hash);
+      if (!row) {
+        cache.delete(cacheKey);
+        throw apiError("auth_failed", "the API key is invalid, revoked or expired");
+      }
+      const principal: Principal = {
+        keyId: row.id,
+        role: row.role,
+        workspaceId: row.workspace_id,
+        workspace: row.workspace,
+        container: row.container,
+      };
+      const until = Math.min(now + cacheTtlMs, row.expires_at?.getTime() ?? Infinity);
+      if (cache.size >= maxCachedKeys) cache.delete(cache.keys().next().value!);
+      cache.set(cacheKey, { principal, until });
+      return principal;
+    },
+    forget(keyId) {
+      for (const [k, v] of cache) if (v.principal.keyId === keyId) cache.delete(k);
+    },
+  };
+}

@@ -1,0 +1,72 @@
+import { parseArgs } from "node:util";
+
+// `agentmem` wraps the admin REST API. It talks to AGENTMEM_URL (default http://127.0.0.1:8080)
+// with AGENTMEM_ADMIN_KEY, and prints the service's JSON answer.
+
+const usage = `usage:
+  agentmem keys create --workspace <name> [--container <name>] [--name <label>] [--expires-at <iso8601>] [--admin]
+  agentmem keys list [--workspace <name>] [--include-revoked]
+  agentmem keys rotate <key-id>
+  agentmem keys revoke <key-id>
+
+environment: AGENTMEM_URL (default http://127.0.0.1:8080), AGENTMEM_ADMIN_KEY (required)`;
+
+function fail(message: string): never {
+  console.error(message);
+  process.exit(2);
+}
+
+async function call(method: string, path: string, body?: unknown): Promise<void> {
+  const base = (process.env.AGENTMEM_URL ?? "http://127.0.0.1:8080").replace(/\/+$/, "");
+  const adminKey = process.env.AGENTMEM_ADMIN_KEY ?? fail("AGENTMEM_ADMIN_KEY is not set\n\n" + usage);
+  const res = await fetch(base + path, {
+    method,
+    headers: { authorization: `Bearer ${adminKey}`, ...(body ? { "content-type": "application/json" } : {}) },
+    body: body ? JSON.stringify(body) : null,
+  }).catch((err: Error) => fail(`cannot reach ${base}: ${err.message}`));
+  const text = await res.text();
+  console.log(text);
+  if (!res.ok) process.exit(1);
+}
+
+const [group, command, ...rest] = process.argv.slice(2);
+if (group !== "keys") fail(usage);
+const { values, positionals } = parseArgs({
+  args: rest,
+  allowPositionals: true,
+  options: {
+    workspace: { type: "string" },
+    container: { type: "string" },
+    name: { type: "string" },
+    "expires-at": { type: "string" },
+    admin: { type: "boolean" },
+    "include-revoked": { type: "boolean" },
+  },
+});
+
+switch (command) {
+  case "create":
+    await call("POST", "/api/v1/admin/keys", {
+      workspace: values.workspace,
+      container: values.container,
+      name: values.name,
+      expiresAt: values["expires-at"],
+      admin: values.admin,
+    });
+    break;
+  case "list": {
+    const query = new URLSearchParams();
+    if (values.workspace) query.set("workspace", values.workspace);
+    if (values["include-revoked"]) query.set("includeRevoked", "true");
+    await call("GET", `/api/v1/admin/keys${query.size ? `?${query}` : ""}`);
+    break;
+  }
+  case "rotate":
+  case "revoke": {
+    const id = positionals[0] ?? fail(`missing key id\n\n${usage}`);
+    await call(command === "rotate" ? "POST" : "DELETE", `/api/v1/admin/keys/${encodeURIComponent(id)}${command === "rotate" ? "/rotate" : ""}`, command === "rotate" ? {} : undefined);
+    break;
+  }
+  default:
+    fail(usage);
+}

@@ -1,0 +1,39 @@
+import { z } from "zod";
+
+const logLevels = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+
+const envSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  HOST: z.string().min(1).default("0.0.0.0"),
+  DATA_DIR: z.string().min(1).default("./data"),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, "must be a postgres:// or postgresql:// URL")
+    .optional(),
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  AGENTMEM_ADMIN_KEY: z.string().min(16, "must be at least 16 characters").optional(),
+  LOG_LEVEL: z.enum(logLevels).default("info"),
+  /** Largest accepted request body, for every transport. */
+  BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(4 * 1024 * 1024),
+  /** How long a verified API key is trusted before it is looked up again (revocation delay on other nodes). */
+  AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).default(5000),
+  /** Grace period for in-flight requests at shutdown. */
+  SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(5000),
+});
+
+export type Config = z.infer<typeof envSchema>;
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+/** Reads and validates configuration from the environment; throws one error listing every bad variable. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
+  const parsed = envSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
+    throw new ConfigError(`invalid configuration:\n${lines.join("\n")}`);
+  }
+  return parsed.data;
+}

@@ -1,0 +1,29 @@
+/** The one storage interface: parameterised SQL on PostgreSQL, embedded (PGlite) or a server (pg). */
+export interface Sql {
+  query<Row = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<Row[]>;
+}
+
+export interface Database extends Sql {
+  /** Runs fn in one transaction; rolls back if it throws. */
+  transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T>;
+  /** A cheap round-trip used by readiness checks. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+  readonly kind: "pglite" | "postgres";
+}
+
+export interface DatabaseOptions {
+  databaseUrl?: string | undefined;
+  dataDir: string;
+  poolSize: number;
+}
+
+/** Opens the configured backend: a Postgres server when a URL is given, otherwise PGlite in dataDir. */
+export async function openDatabase(options: DatabaseOptions): Promise<Database> {
+  if (options.databaseUrl) {
+    const { openPostgres } = await import("./postgres.js");
+    return openPostgres(options.databaseUrl, options.poolSize);
+  }
+  const { openPglite } = await import("./pglite.js");
+  return openPglite(options.dataDir);
+}

@@ -1,0 +1,92 @@
+import type { Database } from "./database.js";
+
+// Forward-only. Never edit a migration that has shipped: append a new one.
+// Each migration is a list of single statements (PGlite's extended protocol runs one at a time).
+const migrations: ReadonlyArray<{ version: number; name: string; statements: string[] }> = [
+  {
+    version: 1,
+    name: "accounts and memories",
+    statements: [
+      `create table workspaces (
+        id text primary key,
+        name text not null unique,
+        created_at timestamptz not null default now()
+      )`,
+      `create table api_keys (
+        id text primary key,
+        workspace_id text references workspaces (id) on delete cascade,
+        container text,
+        role text not null check (role in ('agent', 'admin')),
+        name text not null default '',
+        secret_hash bytea not null unique,
+        prefix text not null,
+        created_at timestamptz not null default now(),
+        expires_at timestamptz,
+        revoked_at timestamptz,
+        last_rotated_at timestamptz,
+        check ((role = 'admin') = (workspace_id is null))
+      )`,
+      `create index api_keys_by_workspace on api_keys (workspace_id, created_at desc)`,
+      `create table memories (
+        id text primary key,
+        workspace_id text not null references workspaces (id) on delete cascade,
+        content text not null,
+        type text not null,
+        containers text[] not null check (cardinality(containers) > 0),
+        tags text[] not null default '{}',
+        source text not null,
+        valid_from timestamptz not null,
+        valid_until timestamptz,
+        metadata jsonb not null default '{}',
+        confidence double precision not null check (confidence >= 0 and confidence <= 1),
+        version integer not null,
+        key_id text not null,
+        created_at timestamptz not null,
+        updated_at timestamptz not null
+      )`,
+      `create index memories_by_workspace on memories (workspace_id, id)`,
+      `create index memories_by_container on memories using gin (containers)`,
+      `create table memory_versions (
+        memory_id text not null references memories (id) on delete cascade,
+        version integer not null,
+        content text not null,
+        type text not null,
+        containers text[] not null,
+        tags text[] not null,
+        source text not null,
+        valid_from timestamptz not null,
+        valid_until timestamptz,
+        metadata jsonb not null,
+        confidence double precision not null,
+        key_id text not null,
+        created_at timestamptz not null,
+        primary key (memory_id, version)
+      )`,
+    ],
+  },
+];
+
+// Serialises migrations across nodes sharing one database.
+const migrationLockId = 727_110_001;
+
+export async function migrate(db: Database): Promise<number[]> {
+  return db.transaction(async (tx) => {
+    await tx.query("select pg_advisory_xact_lock($1)", [migrationLockId]);
+    await tx.query(`create table if not exists schema_migrations (
+      version integer primary key,
+      name text not null,
+      applied_at timestamptz not null default now()
+    )`);
+    const done = new Set(
+      (await tx.query<{ version: number }>("select version from schema_migrations")).map((r) => r.version),
+    );
+    const applied: number[] = [];
+    for (const m of migrations) {
+      if (done.has(m.version)) continue;
+      for (const statement of m.statements) await tx.query(statement);
+      await tx.query("insert into schema_migrations (version, name) values ($1, $2)", [m.version, m.name]);
+      applied.push(m.version);
+    }
+    return applied;
+  });
+}

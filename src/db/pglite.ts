@@ -1,0 +1,27 @@
+import { mkdir } from "node:fs/promises";
+import path from "node:path";
+import { PGlite } from "@electric-sql/pglite";
+import type { Database, Sql } from "./database.js";
+
+/** Embedded PostgreSQL in dataDir/pg, or in memory for "memory://". */
+export async function openPglite(dataDir: string): Promise<Database> {
+  let location = dataDir;
+  if (!dataDir.startsWith("memory://")) {
+    location = path.resolve(dataDir, "pg");
+    await mkdir(location, { recursive: true });
+  }
+  const pg = await PGlite.create(location);
+  const wrap = (q: Pick<PGlite, "query">): Sql => ({
+    query: async <Row>(text: string, params?: readonly unknown[]) =>
+      (await q.query<Row>(text, params as unknown[] | undefined)).rows,
+  });
+  return {
+    kind: "pglite",
+    ...wrap(pg),
+    transaction: (fn) => pg.transaction((tx) => fn(wrap(tx))),
+    ping: async () => {
+      await pg.query("select 1");
+    },
+    close: () => pg.close(),
+  };
+}

@@ -1,0 +1,18 @@
+import { Code } from "@connectrpc/connect";
+
+// The spec's error codes (section 7): one HTTP status and one Connect code each.
+export const errorCodes = {
+  invalid_request: { http: 400, connect: Code.InvalidArgument, summary: "Malformed body or missing field." },
+  auth_failed: { http: 401, connect: Code.Unauthenticated, summary: "Bad or expired API key." },
+  cost_ceiling: { http: 402, connect: Code.ResourceExhausted, summary: "Per-account cost ceiling or included quota exhausted." },
+  forbidden: { http: 403, connect: Code.PermissionDenied, summary: "Key not scoped to this container." },
+  MARKETPLACE_DISABLED: { http: 403, connect: Code.PermissionDenied, summary: "Marketplace feature flag is off for this deployment." },
+  not_found: { http: 404, connect: Code.NotFound, summary: "Memory or trace ID does not exist." },
+  COPYLEFT_LOCKED: { http: 409, connect: Code.FailedPrecondition, summary: "Unpublish or deprecate attempted on a fork." },
+  APPEAL_CONFLICT: { http: 409, connect: Code.Aborted, summary: "The skill is not removed, or an appeal is already pending." },
+  quota_exhausted: { http: 429, connect: Code.ResourceExhausted, summary: "Plan cap reached; see Retry-After." },
+  rate_limited: { http: 429, connect: Code.ResourceExhausted, summary: "Too many requests or concurrent requests." },
+  server_error: { http: 500, connect: Code.Internal, summary: "Server-side failure. Retries are safe." },
+} as const;
+
+export type ErrorCode = keyof typeof errorCodes;

@@ -1,0 +1,22 @@
+import type { FastifyInstance } from "fastify";
+import { collectDefaultMetrics, Histogram, Registry } from "prom-client";
+
+/** Prometheus metrics at GET /metrics: process defaults and a latency histogram per route. */
+export async function metricsPlugin(app: FastifyInstance): Promise<void> {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: "agentmem_" });
+  const requests = new Histogram({
+    name: "agentmem_http_request_duration_seconds",
+    help: "Request latency by route (REST path or RPC), method and status.",
+    labelNames: ["method", "route", "status"] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [registry],
+  });
+  app.addHook("onResponse", async (req, reply) => {
+    requests.observe(
+      { method: req.method, route: req.routeOptions.url ?? "unmatched", status: String(reply.statusCode) },
+      reply.elapsedTime / 1000,
+    );
+  });
+  app.get("/metrics", async (_req, reply) => reply.type(registry.contentType).send(await registry.metrics()));
+}

@@ -1,0 +1,69 @@
+import http from "node:http";
+import http2 from "node:http2";
+import net from "node:net";
+
+// gRPC needs HTTP/2; browsers, curl and REST clients mostly speak HTTP/1.1, and h2c cannot upgrade
+// from HTTP/1.1 without TLS. So one TCP listener reads the first bytes of each connection and hands it
+// to the HTTP/2 server when they are the HTTP/2 preface, otherwise to the HTTP/1.1 server.
+const preface = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
+
+type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
+
+export interface OnePortOptions {
+  /** Time given to in-flight requests when the server closes; then connections are cut. */
+  graceMs: number;
+}
+
+/** A Fastify serverFactory serving HTTP/1.1 and h2c on one port, with a close that does not hang on keep-alive. */
+export function onePortServer(opts: OnePortOptions) {
+  return (handler: Handler): http.Server => {
+    const h1 = http.createServer(handler);
+    const h2 = http2.createServer({}, handler as unknown as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void);
+    const sockets = new Set<net.Socket>();
+    const sessions = new Set<http2.Http2Session>();
+    h2.on("session", (session) => {
+      sessions.add(session);
+      session.once("close", () => sessions.delete(session));
+    });
+
+    const server = net.createServer((socket) => {
+      sockets.add(socket);
+      socket.once("close", () => sockets.delete(socket));
+      let seen = Buffer.alloc(0);
+      const sniff = (chunk: Buffer) => {
+        seen = Buffer.concat([seen, chunk]);
+        const n = Math.min(seen.length, preface.length);
+        const isH2 = seen.subarray(0, n).equals(preface.subarray(0, n));
+        if (isH2 && n < preface.length) return; // a short first read: wait for more
+        socket.off("data", sniff);
+        socket.pause();
+        socket.unshift(seen);
+        (isH2 ? h2 : h1).emit("connection", socket);
+        socket.resume();
+      };
+      socket.on("data", sniff);
+      socket.on("error", () => socket.destroy());
+    });
+
+    const closeListener = server.close.bind(server);
+    server.close = (callback?: (err?: Error) => void) => {
+      closeListener(callback);
+      const drain = () => {
+        h1.closeIdleConnections();
+        for (const session of sessions) session.close();
+      };
+      drain();
+      const poll = setInterval(drain, 25);
+      const cut = setTimeout(() => {
+        for (const socket of sockets) socket.destroy();
+      }, opts.graceMs);
+      server.once("close", () => {
+        clearInterval(poll);
+        clearTimeout(cut);
+      });
+      return server;
+    };
+    // Fastify only listens, reads the address and closes; net.Server provides all three.
+    return server as unknown as http.Server;
+  };
+}

@@ -1,0 +1,93 @@
+import { create, fromJson, toJson, type DescField, type JsonValue } from "@bufbuild/protobuf";
+import { createContextValues, createHandlerContext } from "@connectrpc/connect";
+import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from "fastify";
+import { invalidRequest } from "../../errors/api-error.js";
+import type { ServiceBinding } from "../service-binding.js";
+import { findField, fromRestJson, toRestJson } from "./rest-json.js";
+import { restRouteOf, type RestRoute } from "./rest-route.js";
+import { requestHeaders } from "../headers.js";
+
+function scalarFromText(field: DescField, text: string, at: string): JsonValue {
+  if (field.fieldKind === "enum" || (field.fieldKind === "list" && field.listKind === "enum")) return text;
+  const scalar = field.fieldKind === "scalar" || (field.fieldKind === "list" && field.listKind === "scalar") ? field.scalar : undefined;
+  if (scalar === undefined) throw invalidRequest(at, "type", "cannot be given as a query parameter");
+  switch (scalar) {
+    case 8 /* bool */:
+      if (text !== "true" && text !== "false") throw invalidRequest(at, "type", "must be true or false");
+      return text === "true";
+    case 9 /* string */:
+    case 12 /* bytes */:
+      return text;
+    default: {
+      const n = Number(text);
+      if (text.trim() === "" || !Number.isFinite(n)) throw invalidRequest(at, "type", "must be a number");
+      return n;
+    }
+  }
+}
+
+/** Builds the proto3 JSON of the request from path parameters, query string and body. */
+function requestJson(route: RestRoute, req: FastifyRequest): Record<string, JsonValue> {
+  const json: Record<string, JsonValue> =
+    route.body === "*" ? fromRestJson(route.method.input, req.body ?? {}, "") : {};
+  if (route.body !== undefined && route.body !== "*") {
+    const bodyField = route.body;
+    const body = fromRestJson(bodyField.message!, req.body ?? {}, "");
+    json[bodyField.jsonName] = body;
+    if (route.maskField) json[route.maskField.jsonName] = Object.keys(body).join(",");
+  }
+  const params = req.params as Record<string, string>;
+  for (const field of route.pathFields) json[field.jsonName] = scalarFromText(field, params[field.name]!, field.jsonName);
+  for (const [key, raw] of Object.entries(req.query as Record<string, string | string[]>)) {
+    const field = findField(route.method.input, key);
+    if (!field || !route.queryFields.includes(field)) {
+      throw invalidRequest(key, "unknown_field", "is not a known query parameter");
+    }
+    const values = Array.isArray(raw) ? raw : [raw];
+    json[field.jsonName] =
+      field.fieldKind === "list" ? values.map((v) => scalarFromText(field, v, key)) : scalarFromText(field, values.at(-1)!, key);
+  }
+  return json;
+}
+
+function decodeRequest(route: RestRoute, json: Record<string, JsonValue>) {
+  try {
+    return fromJson(route.method.input, json, { ignoreUnknownFields: false });
+  } catch (err) {
+    // protobuf-es names the field as "<message>.<field>"; report its JSON name.
+    const match = /field [\w.]+\.(\w+)/.exec(String((err as Error).message));
+    const field = match ? (findField(route.method.input, match[1]!)?.jsonName ?? match[1]!) : "body";
+    throw invalidRequest(field, "type", `has the wrong type (${(err as Error).message})`);
+  }
+}
+
+/** Registers every annotated method of the bindings as a REST route (a Fastify plugin). */
+export async function restRoutes(app: FastifyInstance, opts: { bindings: ServiceBinding[] }): Promise<void> {
+  for (const { service, impl } of opts.bindings) {
+    for (const method of service.methods) {
+      const route = restRouteOf(method);
+      if (!route) continue;
+      const call = (impl as Record<string, (req: unknown, ctx: unknown) => Promise<unknown>>)[method.localName]!;
+      app.route({
+        method: route.verb.toUpperCase() as HTTPMethods,
+        url: route.url,
+        handler: async (req: FastifyRequest, reply: FastifyReply) => {
+          const input = decodeRequest(route, requestJson(route, req));
+          const ctx = createHandlerContext({
+            service,
+            method,
+            protocolName: "rest",
+            requestMethod: req.method,
+            url: req.url,
+            requestHeader: requestHeaders(req.raw.headers),
+            contextValues: createContextValues(),
+          });
+          const output = create(method.output, (await call(input, ctx)) as never);
+          ctx.responseHeader.forEach((value, name) => void reply.header(name, value));
+          const json = toJson(method.output, output, { alwaysEmitImplicit: true });
+          return reply.type("application/json").send(JSON.stringify(toRestJson(method.output, json)));
+        },
+      });
+    }
+  }
+}
