@@ -11,7 +11,7 @@ import { displayPrefix, hashSecret, newKeySecret } from "./key-secret.js";
 import { ensureWorkspace, insertKey, listKeys, revokeKey, rotateKey, type KeyRow } from "./key-store.js";
 
 const createKeyRules = z.object({
-  workspace: z.union([workspaceName, z.literal("")]),
+  workspace: workspaceName.optional(),
   container: containerName.optional(),
   admin: z.boolean(),
   name: z.string().max(200),
@@ -38,19 +38,18 @@ function apiKeyOf(row: KeyRow): MessageInitShape<typeof ApiKeySchema> {
 export function adminService(db: Database, auth: Authenticator): ServiceImpl<typeof AdminService> {
   return {
     async createKey(req) {
-      const input = parseOrThrow(createKeyRules, req);
+      const input = parseOrThrow(createKeyRules, { ...req, workspace: req.workspace || undefined });
       if (input.admin && (input.workspace || input.container)) {
         throw invalidRequest("admin", "exclusive", "an admin key has no workspace or container");
       }
-      if (!input.admin && !input.workspace) {
-        throw invalidRequest("workspace", "required", "is required unless admin is true");
-      }
+      const workspace = input.admin ? null : input.workspace;
+      if (workspace === undefined) throw invalidRequest("workspace", "required", "is required unless admin is true");
       if (input.expiresAt && input.expiresAt.getTime() <= Date.now()) {
         throw invalidRequest("expiresAt", "future", "must be in the future");
       }
       const secret = newKeySecret();
       const row = await db.transaction(async (tx) => {
-        const workspaceId = input.admin ? null : await ensureWorkspace(tx, newId("ws"), input.workspace);
+        const workspaceId = workspace === null ? null : await ensureWorkspace(tx, newId("ws"), workspace);
         return insertKey(tx, {
           id: newId("key"),
           workspaceId,

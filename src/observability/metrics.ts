@@ -1,8 +1,9 @@
 import type { FastifyInstance } from "fastify";
+import fp from "fastify-plugin";
 import { collectDefaultMetrics, Histogram, Registry } from "prom-client";
 
 /** Prometheus metrics at GET /metrics: process defaults and a latency histogram per route. */
-export async function metricsPlugin(app: FastifyInstance): Promise<void> {
+async function metrics(app: FastifyInstance): Promise<void> {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: "agentmem_" });
   const requests = new Histogram({
@@ -20,3 +21,6 @@ export async function metricsPlugin(app: FastifyInstance): Promise<void> {
   });
   app.get("/metrics", async (_req, reply) => reply.type(registry.contentType).send(await registry.metrics()));
 }
+
+// Not encapsulated: the latency hook must see every route of the server, not only /metrics.
+export const metricsPlugin = fp(metrics, { name: "agentmem-metrics" });

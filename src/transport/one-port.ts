@@ -38,8 +38,10 @@ export function onePortServer(opts: OnePortOptions) {
         socket.off("data", sniff);
         socket.pause();
         socket.unshift(seen);
+        // The HTTP/2 session reads what is buffered on the socket itself; resuming here would
+        // flush those bytes as 'data' events nobody listens to. HTTP/1.1 needs the resume.
         (isH2 ? h2 : h1).emit("connection", socket);
-        socket.resume();
+        if (!isH2) socket.resume();
       };
       socket.on("data", sniff);
       socket.on("error", () => socket.destroy());

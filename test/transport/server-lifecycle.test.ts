@@ -1,0 +1,55 @@
+import { createClient } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
+import http from "node:http";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MemoryService } from "../../gen/agent/v1/memory_pb.js";
+import { grpcClient } from "../support/grpc-client.js";
+import { startTestServer, type TestServer } from "../support/test-server.js";
+
+describe("server lifecycle and operations endpoints", () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer("pglite");
+  });
+  afterAll(() => server?.close());
+
+  it("answers liveness, readiness and Prometheus metrics without a key", async () => {
+    expect(await (await fetch(`${server.url}/healthz`)).json()).toEqual({ status: "ok" });
+    expect(await (await fetch(`${server.url}/readyz`)).json()).toEqual({ status: "ready", database: "pglite" });
+    await fetch(`${server.url}/api/v1/agent/memories/mem_x`);
+    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    expect(metrics).toMatch(/agentmem_http_request_duration_seconds_count\{method="GET",route="\/api\/v1\/agent\/memories\/:id",status="401"\} 1/);
+    expect(metrics).toContain("agentmem_process_resident_memory_bytes");
+  });
+
+  it("reports readiness failure when the database is gone", async () => {
+    const doomed = await startTestServer("pglite");
+    await doomed.app.db.close();
+    const res = await fetch(`${doomed.url}/readyz`);
+    expect(res.status).toBe(503);
+    await doomed.app.fastify.close();
+  });
+});
+
+describe("graceful shutdown", () => {
+  it("closes promptly while HTTP/1.1 keep-alive, h2c and gRPC clients hold connections open", async () => {
+    const server = await startTestServer("pglite", { SHUTDOWN_GRACE_MS: "20000" });
+    const key = await server.createKey("acme", "agent-1");
+
+    const agent = new http.Agent({ keepAlive: true });
+    await new Promise<void>((resolve, reject) => {
+      http.get(`${server.url}/healthz`, { agent }, (res) => res.resume().on("end", resolve)).on("error", reject);
+    });
+    const h2 = createClient(MemoryService, createConnectTransport({ baseUrl: server.url, httpVersion: "2" }));
+    await h2.createMemories({ content: "h2c keeps its session", type: 1 }, { headers: { authorization: `Bearer ${key}` } });
+    const grpc = grpcClient(server.url, "MemoryService", key);
+    await grpc.call("createMemories", { content: "grpc keeps its channel", type: "MEMORY_TYPE_FACT" });
+
+    const started = Date.now();
+    await server.close();
+    // Idle connections are closed at once instead of waiting for the 20 s grace period to cut them.
+    expect(Date.now() - started).toBeLessThan(10_000);
+    grpc.close();
+    agent.destroy();
+  });
+});
