@@ -19,6 +19,24 @@ const envSchema = z.object({
   AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).default(5000),
   /** Grace period for in-flight requests at shutdown. */
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(5000),
+
+  /** use-lite: built-in Universal Sentence Encoder lite (offline); openai: any OpenAI-compatible API; transformers: a local ONNX model. */
+  EMBEDDING_PROVIDER: z.enum(["use-lite", "openai", "transformers"]).default("use-lite"),
+  /** Model name (openai) or model directory name under EMBEDDING_MODEL_PATH (transformers). */
+  EMBEDDING_MODEL: z.string().min(1).optional(),
+  /** Base URL of an OpenAI-compatible API, e.g. http://127.0.0.1:11434/v1 (Ollama). */
+  EMBEDDING_URL: z.string().url("must be an http(s) URL").optional(),
+  EMBEDDING_API_KEY: z.string().min(1).optional(),
+  EMBEDDING_DIMENSIONS: z.coerce.number().int().min(1).max(8192).optional(),
+  /** Directory holding local ONNX models for the transformers provider (remote models are never fetched). */
+  EMBEDDING_MODEL_PATH: z.string().min(1).optional(),
+  EMBEDDING_BATCH_SIZE: z.coerce.number().int().min(1).max(2048).default(32),
+  /** Query embeddings kept in memory, so repeated queries skip the model. */
+  EMBEDDING_CACHE_SIZE: z.coerce.number().int().min(0).default(10_000),
+
+  VECTOR_BACKEND: z.enum(["lancedb", "pgvector"]).default("lancedb"),
+  /** LanceDB location: a directory (default DATA_DIR/lance) or an object store URI such as s3://bucket/path. */
+  LANCEDB_URI: z.string().min(1).optional(),
 });
 
 export type Config = z.infer<typeof envSchema>;

@@ -1,0 +1,55 @@
+/** What the vector index stores per memory: the vector and the columns recall filters on. */
+export interface VectorRecord {
+  id: string;
+  workspaceId: string;
+  containers: string[];
+  type: string;
+  tags: string[];
+  /** low | medium | high | critical, or null. */
+  severity: string | null;
+  confidence: number;
+  /** active | shadowed. */
+  state: string;
+  /** Epoch milliseconds. */
+  validFrom: number;
+  validUntil: number | null;
+  createdAt: number;
+  vector: Float32Array;
+}
+
+/** Prefilters applied inside the index, so the k nearest returned all match. */
+export interface VectorFilter {
+  workspaceId: string;
+  /** Any-of; every container of the scope. */
+  containers: string[];
+  types?: string[];
+  /** Any-of. */
+  tags?: string[];
+  severities?: string[];
+  minConfidence?: number;
+  states?: string[];
+  createdAfter?: number;
+  createdBefore?: number;
+  /** Only memories valid at this instant (validFrom <= t and (validUntil is null or validUntil > t)). */
+  validAt?: number;
+}
+
+export interface VectorHit {
+  id: string;
+  /** Cosine similarity, -1 to 1. */
+  similarity: number;
+}
+
+export interface VectorIndex {
+  readonly kind: "lancedb" | "pgvector";
+  /** Inserts or replaces records by id. */
+  upsert(records: readonly VectorRecord[]): Promise<void>;
+  delete(ids: readonly string[]): Promise<void>;
+  /** The k most similar records that pass the filter, most similar first. */
+  search(vector: Float32Array, filter: VectorFilter, k: number): Promise<VectorHit[]>;
+  /** Folds recent writes into the ANN index and compacts; called on a schedule. */
+  optimize(): Promise<void>;
+  /** Number of records, for reconciliation and tests. */
+  count(): Promise<number>;
+  close(): Promise<void>;
+}
