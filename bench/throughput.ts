@@ -1,20 +1,21 @@
 // Throughput of memory create and get over REST and gRPC, against the real server in a child process.
 //
 //   npm run bench -- [--duration 10] [--connections 32] [--sizes 1000,50000]
-//                    [--database-url postgres://user@host/db] [--timeout 900]
+//                    [--database-url postgres://user@host/db] [--timeout 600]
 //
 // Order: for each data size, seed up to it with batches of 100, then time get over REST and gRPC; then
 // time create (REST, gRPC) and batch create (REST). Writes come last so the get phases see exactly the
 // seeded sizes. Results are printed and written to bench/results/throughput-<backend>.json.
 
-import { availableParallelism, cpus } from "node:os";
+import { availableParallelism, cpus, loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { CallFailure, closedLoop } from "./lib/closed-loop.js";
 import { memoryInput } from "./lib/content.js";
 import { memoryGrpcClient, type MemoryGrpc } from "./lib/grpc.js";
+import { postJson } from "./lib/http-json.js";
 import { formatTable, writeJson, type RunInfo } from "./lib/report.js";
-import { restLoad } from "./lib/rest-load.js";
+import { restLoad, type RestLoad } from "./lib/rest-load.js";
 import { scratchDatabase } from "./lib/scratch-database.js";
 import { startServer } from "./lib/server.js";
 import { Recorder, type PhaseInfo, type PhaseResult } from "./lib/stats.js";
@@ -40,7 +41,7 @@ function parseOptions(argv: string[]): Options {
       connections: { type: "string", default: "32" },
       sizes: { type: "string", default: "1000,50000" },
       "database-url": { type: "string" },
-      timeout: { type: "string", default: "900" },
+      timeout: { type: "string", default: "600" },
     },
   });
   const positive = (name: string, text: string) => {
@@ -83,22 +84,26 @@ const grpcInput = (i: number) => ({ ...memoryInput(i), type: "MEMORY_TYPE_FACT" 
 const batchBody = (first: number, n: number) =>
   JSON.stringify({ memories: Array.from({ length: n }, (_, k) => memoryInput(first + k)) });
 
+/** A timed REST phase: `connections` keep-alive connections sending the i-th request for `durationS`. */
+const timedRest = (b: Bench, rec: Recorder, request: RestLoad["request"]) =>
+  restLoad({ url: b.url, key: b.key, connections: b.options.connections, durationS: b.options.durationS, request }, rec);
+
+/** A timed gRPC phase: as many calls in flight on one channel as REST has connections. */
+const timedGrpc = (b: Bench, rec: Recorder, call: (i: number) => Promise<unknown>) =>
+  closedLoop({ concurrency: b.options.connections, durationS: b.options.durationS }, rec, async (i) => void (await call(i)));
+
 /** Stores memories in batches until `target` are stored, keeping their IDs. Bounded by count, not time. */
 async function seedTo(b: Bench, target: number): Promise<PhaseResult> {
   const rec = new Recorder();
   const phase = info(b, `seed to ${target} (batch)`, "rest");
   const from = b.stored;
   const seeded: string[] = [];
-  const elapsedS = await closedLoop({ concurrency: b.options.connections, calls: Math.ceil((target - from) / batchSize) }, rec, async (i) => {
+  const calls = Math.ceil((target - from) / batchSize);
+  const elapsedS = await closedLoop({ concurrency: b.options.connections, calls }, rec, async (i) => {
     const first = from + i * batchSize;
-    const res = await fetch(b.url + memoriesPath, {
-      method: "POST",
-      headers: { authorization: `Bearer ${b.key}`, "content-type": "application/json" },
-      body: batchBody(first, Math.min(batchSize, target - first)),
-      signal: AbortSignal.timeout(30_000),
-    });
-    if (!res.ok) throw new CallFailure(`HTTP ${res.status}`);
-    seeded.push(...((await res.json()) as { ids: string[] }).ids);
+    const res = await postJson(b.url + memoriesPath, b.key, batchBody(first, Math.min(batchSize, target - first)));
+    if (res.status < 200 || res.status >= 300) throw new CallFailure(`HTTP ${res.status}`);
+    seeded.push(...(res.body as { ids: string[] }).ids);
   });
   b.stored += seeded.length;
   b.ids = shuffle([...b.ids, ...seeded]);
@@ -108,31 +113,28 @@ async function seedTo(b: Bench, target: number): Promise<PhaseResult> {
 async function restGet(b: Bench): Promise<PhaseResult> {
   const rec = new Recorder();
   const phase = info(b, "get", "rest");
-  const { url, key, ids, options } = b;
-  const elapsedS = await restLoad(
-    { url, key, connections: options.connections, durationS: options.durationS, request: (i) => ({ method: "GET", path: `${memoriesPath}/${ids[i % ids.length]}` }) },
-    rec,
-  );
+  const { ids } = b;
+  const elapsedS = await timedRest(b, rec, (i) => ({ method: "GET", path: `${memoriesPath}/${ids[i % ids.length]}` }));
   return rec.result(phase, elapsedS);
 }
 
 async function grpcGet(b: Bench): Promise<PhaseResult> {
   const rec = new Recorder();
   const phase = info(b, "get", "grpc");
-  const elapsedS = await closedLoop({ concurrency: b.options.connections, durationS: b.options.durationS }, rec, async (i) => {
-    await b.grpc.getMemory({ id: b.ids[i % b.ids.length] });
-  });
+  const { ids } = b;
+  const elapsedS = await timedGrpc(b, rec, (i) => b.grpc.getMemory({ id: ids[i % ids.length] }));
   return rec.result(phase, elapsedS);
 }
 
 async function restCreate(b: Bench): Promise<PhaseResult> {
   const rec = new Recorder();
   const phase = info(b, "create", "rest");
-  const { url, key, stored, options } = b;
-  const elapsedS = await restLoad(
-    { url, key, connections: options.connections, durationS: options.durationS, request: (i) => ({ method: "POST", path: memoriesPath, body: JSON.stringify(memoryInput(stored + i)) }) },
-    rec,
-  );
+  const { stored } = b;
+  const elapsedS = await timedRest(b, rec, (i) => ({
+    method: "POST",
+    path: memoriesPath,
+    body: JSON.stringify(memoryInput(stored + i)),
+  }));
   b.stored += rec.ok;
   return rec.result(phase, elapsedS, rec.ok);
 }
@@ -141,9 +143,7 @@ async function grpcCreate(b: Bench): Promise<PhaseResult> {
   const rec = new Recorder();
   const phase = info(b, "create", "grpc");
   const { stored } = b;
-  const elapsedS = await closedLoop({ concurrency: b.options.connections, durationS: b.options.durationS }, rec, async (i) => {
-    await b.grpc.createMemories(grpcInput(stored + i));
-  });
+  const elapsedS = await timedGrpc(b, rec, (i) => b.grpc.createMemories(grpcInput(stored + i)));
   b.stored += rec.ok;
   return rec.result(phase, elapsedS, rec.ok);
 }
@@ -151,11 +151,12 @@ async function grpcCreate(b: Bench): Promise<PhaseResult> {
 async function restBatchCreate(b: Bench): Promise<PhaseResult> {
   const rec = new Recorder();
   const phase = info(b, `batch create (${batchSize})`, "rest");
-  const { url, key, stored, options } = b;
-  const elapsedS = await restLoad(
-    { url, key, connections: options.connections, durationS: options.durationS, request: (i) => ({ method: "POST", path: memoriesPath, body: batchBody(stored + i * batchSize, batchSize) }) },
-    rec,
-  );
+  const { stored } = b;
+  const elapsedS = await timedRest(b, rec, (i) => ({
+    method: "POST",
+    path: memoriesPath,
+    body: batchBody(stored + i * batchSize, batchSize),
+  }));
   b.stored += rec.ok * batchSize;
   return rec.result(phase, elapsedS, rec.ok * batchSize);
 }
@@ -171,7 +172,8 @@ async function runPhases(b: Bench): Promise<PhaseResult[]> {
   const results: PhaseResult[] = [];
   const run = async (phase: (b: Bench) => Promise<PhaseResult>) => {
     const r = await phase(b);
-    console.error(`  ${r.phase} ${r.transport} @${r.dataSize}: ${r.reqPerS.toFixed(0)} req/s, p99 ${r.p99Ms.toFixed(1)} ms, ${r.errors} errors (${r.durationS.toFixed(1)} s)`);
+    const summary = `${r.reqPerS.toFixed(0)} req/s, p99 ${r.p99Ms.toFixed(1)} ms, ${r.errors} errors`;
+    console.error(`  ${r.phase} ${r.transport} @${r.dataSize}: ${summary} (${r.durationS.toFixed(1)} s)`);
     results.push(r);
   };
   for (const [n, size] of b.options.sizes.entries()) {
@@ -214,6 +216,16 @@ async function main(): Promise<number> {
   }, options.timeoutS * 1000).unref();
 
   const backend: RunInfo["backend"] = options.databaseUrl ? "postgres" : "pglite";
+  const run: RunInfo = {
+    backend,
+    cores: availableParallelism(),
+    node: process.version,
+    cpu: cpus()[0]?.model ?? "unknown",
+    loadAvg1m: loadavg()[0]!,
+    durationS: options.durationS,
+    connections: options.connections,
+    startedAt: new Date().toISOString(),
+  };
   const database = options.databaseUrl ? await scratchDatabase(options.databaseUrl) : undefined;
   if (database) cleanups.push(database.drop);
   console.error(`starting the server (${backend})…`);
@@ -223,15 +235,6 @@ async function main(): Promise<number> {
   const grpc = memoryGrpcClient(server.url, key);
   cleanups.push(() => grpc.close());
 
-  const run: RunInfo = {
-    backend,
-    cores: availableParallelism(),
-    node: process.version,
-    cpu: cpus()[0]?.model ?? "unknown",
-    durationS: options.durationS,
-    connections: options.connections,
-    startedAt: new Date().toISOString(),
-  };
   const results = await runPhases({ options, url: server.url, key, grpc, stored: 0, ids: [] });
 
   console.log(formatTable(run, results));
@@ -240,7 +243,9 @@ async function main(): Promise<number> {
   console.log(`\nwritten to ${file}`);
 
   const failing = results.filter((r) => r.errors > maxErrorRate * (r.ok + r.errors));
-  for (const r of failing) console.error(`FAIL: ${r.phase} (${r.transport}) had ${r.errors} errors in ${r.ok + r.errors} calls`);
+  for (const r of failing) {
+    console.error(`FAIL: ${r.phase} (${r.transport}) had ${r.errors} errors in ${r.ok + r.errors} calls`);
+  }
   return failing.length > 0 ? 1 : 0;
 }
 

@@ -3,12 +3,23 @@ import Fastify, { LogController, type FastifyInstance } from "fastify";
 import { readFile } from "node:fs/promises";
 import { AdminService } from "../gen/agent/v1/admin_pb.js";
 import { MemoryService } from "../gen/agent/v1/memory_pb.js";
+import { RecallService } from "../gen/agent/v1/recall_pb.js";
 import { adminService } from "./accounts/admin-service.js";
 import { createAuthenticator } from "./accounts/authenticator.js";
 import type { Config } from "./config.js";
 import { openDatabase, type Database } from "./db/database.js";
 import { migrate } from "./db/migrations.js";
+import { createEmbedder } from "./embeddings/create-embedder.js";
+import type { Embedder } from "./embeddings/embedder.js";
+import { cachedQueryEmbedder } from "./embeddings/query-cache.js";
 import { memoryService } from "./memories/memory-service.js";
+import { checkIndexState } from "./recall/index-state.js";
+import { createIndexer, type Indexer } from "./recall/indexer.js";
+import { createKeywordSearch } from "./recall/keyword-search.js";
+import { recallService } from "./recall/recall-service.js";
+import { createTraceStore, type TraceStore } from "./recall/trace-store.js";
+import { openVectorIndex } from "./recall/vector/open-vector-index.js";
+import type { VectorIndex } from "./recall/vector/vector-index.js";
 import { healthPlugin } from "./observability/health.js";
 import { metricsPlugin } from "./observability/metrics.js";
 import { restErrorHandling } from "./transport/error-handler.js";
@@ -20,6 +31,9 @@ import { requestHeaders } from "./transport/headers.js";
 export interface App {
   fastify: FastifyInstance;
   db: Database;
+  vectors: VectorIndex;
+  indexer: Indexer;
+  traces: TraceStore;
   /** The address actually bound, e.g. http://127.0.0.1:8080. */
   url: string;
   close(): Promise<void>;
@@ -29,9 +43,20 @@ const openApiPath = new URL("../gen/openapi.json", import.meta.url);
 
 /** Opens storage, migrates it, and serves every service on one port over gRPC, gRPC-Web, Connect and REST. */
 export async function startApp(config: Config): Promise<App> {
-  const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, poolSize: config.DATABASE_POOL_SIZE });
+  const db = await openDatabase({
+    databaseUrl: config.DATABASE_URL,
+    dataDir: config.DATA_DIR,
+    poolSize: config.DATABASE_POOL_SIZE,
+    vector: config.VECTOR_BACKEND === "pgvector",
+  });
+  const opened: Array<{ close(): Promise<void> }> = [db];
   try {
     await migrate(db);
+    const embedder: Embedder = await createEmbedder(config);
+    opened.unshift(embedder);
+    const vectors = await openVectorIndex(config, db, embedder.info.dimensions);
+    opened.unshift(vectors);
+    await checkIndexState(db, embedder.info, vectors.kind);
     const fastify = Fastify({
       serverFactory: onePortServer({ graceMs: config.SHUTDOWN_GRACE_MS }),
       bodyLimit: config.BODY_LIMIT_BYTES,
@@ -40,9 +65,23 @@ export async function startApp(config: Config): Promise<App> {
       logger: { level: config.LOG_LEVEL, redact: ["req.headers.authorization", "headers.authorization"] },
     });
     const auth = createAuthenticator(db, config.AGENTMEM_ADMIN_KEY, config.AUTH_CACHE_TTL_MS);
+    const indexer = createIndexer(db, vectors, embedder, fastify.log);
+    const traces = createTraceStore(db, fastify.log);
     const guard = { auth, log: fastify.log };
+    const recall = recallService({
+      db,
+      vectors,
+      keywordSearch: createKeywordSearch(db),
+      embedQuery: cachedQueryEmbedder(embedder, config.EMBEDDING_CACHE_SIZE),
+      traces,
+      receiptsEnabled: config.RECEIPTS_ENABLED,
+    });
     const bindings: ServiceBinding[] = [
-      bindService(MemoryService, memoryService(db), { ...guard, role: "agent" }),
+      bindService(MemoryService, memoryService(db, config.INDEXER_ENABLED ? indexer.notify : () => undefined), {
+        ...guard,
+        role: "agent",
+      }),
+      bindService(RecallService, recall, { ...guard, role: "agent" }),
       bindService(AdminService, adminService(db, auth), { ...guard, role: "admin" }),
     ];
 
@@ -61,21 +100,43 @@ export async function startApp(config: Config): Promise<App> {
       },
       readMaxBytes: config.BODY_LIMIT_BYTES,
       jsonOptions: { ignoreUnknownFields: false },
-      shutdownTimeoutMs: config.SHUTDOWN_GRACE_MS,
+      // No shutdownTimeoutMs: the one-port server already gives in-flight requests SHUTDOWN_GRACE_MS,
+      // and Connect's version hangs every request on one shared AbortSignal (MaxListenersExceeded).
     });
 
     const url = await fastify.listen({ port: config.PORT, host: config.HOST });
+    if (config.INDEXER_ENABLED) {
+      indexer.start();
+      // Catches up with vectors lost or never written (e.g. a new backend) without delaying start-up.
+      indexer
+        .reconcile()
+        .then(({ queued, removed }) => {
+          if (queued + removed > 0) fastify.log.info({ queued, removed }, "vector index reconciled with storage");
+          indexer.notify();
+        })
+        .catch((err: unknown) => fastify.log.error({ err }, "vector index reconciliation failed"));
+    }
+    const purge = setInterval(() => {
+      traces.purge(config.TRACE_RETENTION_DAYS).catch((err: unknown) => fastify.log.error({ err }, "trace purge failed"));
+    }, 3_600_000);
+    purge.unref();
     return {
       fastify,
       db,
+      vectors,
+      indexer,
+      traces,
       url,
       async close() {
+        clearInterval(purge);
         await fastify.close();
-        await db.close();
+        await indexer.stop();
+        await traces.flush();
+        for (const resource of opened) await resource.close();
       },
     };
   } catch (err) {
-    await db.close();
+    for (const resource of opened) await resource.close().catch(() => undefined);
     throw err;
   }
 }

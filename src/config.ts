@@ -34,6 +34,14 @@ const envSchema = z.object({
   /** Query embeddings kept in memory, so repeated queries skip the model. */
   EMBEDDING_CACHE_SIZE: z.coerce.number().int().min(0).default(10_000),
 
+  /** Recall receipts (why, supersedes, receipt); callers can still opt out per request. */
+  RECEIPTS_ENABLED: z.enum(["true", "false"]).default("true").transform((v) => v === "true"),
+  /** Recall traces older than this are deleted. */
+  TRACE_RETENTION_DAYS: z.coerce.number().min(0.001).default(30),
+
+  /** false runs an API-only node: writes queue vectors for the nodes that index. */
+  INDEXER_ENABLED: z.enum(["true", "false"]).default("true").transform((v) => v === "true"),
+
   VECTOR_BACKEND: z.enum(["lancedb", "pgvector"]).default("lancedb"),
   /** LanceDB location: a directory (default DATA_DIR/lance) or an object store URI such as s3://bucket/path. */
   LANCEDB_URI: z.string().min(1).optional(),

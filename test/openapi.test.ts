@@ -2,8 +2,9 @@ import { readFileSync } from "node:fs";
 import { getOption, hasOption } from "@bufbuild/protobuf";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { describe, expect, it } from "vitest";
-import { AdminService } from "../gen/agent/v1/admin_pb.js";
-import { MemoryService } from "../gen/agent/v1/memory_pb.js";
+import { file_agent_v1_admin } from "../gen/agent/v1/admin_pb.js";
+import { file_agent_v1_memory } from "../gen/agent/v1/memory_pb.js";
+import { file_agent_v1_recall } from "../gen/agent/v1/recall_pb.js";
 import { http } from "../gen/google/api/annotations_pb.js";
 
 // Loosely typed view of the parts of the document the assertions look at.
@@ -34,8 +35,8 @@ function operation(path: string, method: string): Operation {
   return op;
 }
 
-/** Every (service, method, verb, path) with a google.api.http rule. */
-const rules = [AdminService, MemoryService].flatMap((service) =>
+/** Every (service, method, verb, path) with a google.api.http rule, over every agent.v1 file. */
+const rules = [file_agent_v1_admin, file_agent_v1_memory, file_agent_v1_recall].flatMap((file) => file.services).flatMap((service) =>
   service.methods
     .filter((method) => hasOption(method, http))
     .map((method) => {

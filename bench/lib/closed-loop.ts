@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from "node:timers/promises";
 import type { Recorder } from "./stats.js";
 
 /** A failed call, with the kind it is counted under (an HTTP status or a gRPC code). */
@@ -34,6 +35,9 @@ export async function closedLoop(limits: LoopLimits, rec: Recorder, call: (i: nu
         rec.success(Number(process.hrtime.bigint() - t0) / 1e6);
       } catch (err) {
         rec.failure(err instanceof CallFailure ? err.kind : String(err));
+        // Calls to a dead server or a closed client fail without I/O; yield so that such a spin
+        // cannot starve timers and signal handlers (the deadline, SIGINT cleanup).
+        await nextTurn();
       }
     }
   };

@@ -47,3 +47,35 @@ export function memoryGrpcClient(baseUrl: string, key: string): MemoryGrpc {
     close: () => client.close(),
   };
 }
+
+type RecallServiceClient = grpc.Client & { recall: Unary };
+
+export interface RecallGrpc {
+  recall(req: object): Promise<unknown>;
+  close(): void;
+}
+
+/** A RecallService client on one HTTP/2 connection, authenticating every call with `key`. */
+export function recallGrpcClient(baseUrl: string, key: string): RecallGrpc {
+  const definition = protoLoader.loadSync("agent/v1/recall.proto", {
+    includeDirs: [protoDir],
+    keepCase: false,
+    longs: String,
+    enums: String,
+    defaults: true,
+    oneofs: true,
+  });
+  const agentV1 = (grpc.loadPackageDefinition(definition) as any).agent.v1;
+  const client: RecallServiceClient = new agentV1.RecallService(new URL(baseUrl).host, grpc.credentials.createInsecure());
+  const metadata = new grpc.Metadata();
+  metadata.set("authorization", `Bearer ${key}`);
+  return {
+    recall: (req) =>
+      new Promise<unknown>((resolve, reject) => {
+        client.recall(req, metadata, { deadline: Date.now() + callTimeoutMs }, (err, res) =>
+          err ? reject(new CallFailure(`gRPC ${grpc.status[err.code]}`)) : resolve(res),
+        );
+      }),
+    close: () => client.close(),
+  };
+}

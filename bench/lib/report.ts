@@ -7,6 +7,8 @@ export interface RunInfo {
   cores: number;
   node: string;
   cpu: string;
+  /** Load average before the run: other work on the machine skews every number. */
+  loadAvg1m: number;
   durationS: number;
   connections: number;
   startedAt: string;
@@ -15,6 +17,8 @@ export interface RunInfo {
 export const caveat =
   "Client and server share this machine's cores, so these numbers are a lower bound for the server alone.";
 
+const ms = (v: number) => (Number.isNaN(v) ? "-" : v.toFixed(1));
+
 const columns: Array<[string, (r: PhaseResult) => string]> = [
   ["phase", (r) => r.phase],
   ["data size", (r) => String(r.dataSize)],
@@ -22,9 +26,9 @@ const columns: Array<[string, (r: PhaseResult) => string]> = [
   ["conc", (r) => String(r.concurrency)],
   ["req/s", (r) => r.reqPerS.toFixed(0)],
   ["memories/s", (r) => (r.memoriesPerS === undefined ? "" : r.memoriesPerS.toFixed(0))],
-  ["p50 ms", (r) => r.p50Ms.toFixed(1)],
-  ["p95 ms", (r) => r.p95Ms.toFixed(1)],
-  ["p99 ms", (r) => r.p99Ms.toFixed(1)],
+  ["p50 ms", (r) => ms(r.p50Ms)],
+  ["p95 ms", (r) => ms(r.p95Ms)],
+  ["p99 ms", (r) => ms(r.p99Ms)],
   ["errors", (r) => String(r.errors)],
 ];
 
@@ -32,10 +36,15 @@ const columns: Array<[string, (r: PhaseResult) => string]> = [
 export function formatTable(run: RunInfo, results: PhaseResult[]): string {
   const rows = [columns.map(([title]) => title), ...results.map((r) => columns.map(([, cell]) => cell(r)))];
   const widths = columns.map((_, c) => Math.max(...rows.map((row) => row[c]!.length)));
-  const line = (row: string[]) => row.map((cell, c) => (c < 3 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join("  ");
-  const errorKinds = results.filter((r) => r.errors > 0).map((r) => `  ${r.phase} (${r.transport}): ${JSON.stringify(r.errorKinds)}`);
+  // Text columns (phase, transport) align left, numbers right.
+  const align = (cell: string, c: number) => (c === 0 || c === 2 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!));
+  const line = (row: string[]) => row.map(align).join("  ");
+  const errorKinds = results
+    .filter((r) => r.errors > 0)
+    .map((r) => `  ${r.phase} (${r.transport}): ${JSON.stringify(r.errorKinds)}`);
   return [
     `storage: ${run.backend}   cores: ${run.cores}   cpu: ${run.cpu}   node: ${run.node}`,
+    `load average (1 min) before the run: ${run.loadAvg1m.toFixed(2)}`,
     `each timed phase: ${run.durationS} s, closed loop; latencies are of successful calls`,
     "",
     line(rows[0]!),

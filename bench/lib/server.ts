@@ -13,6 +13,8 @@ const stopTimeoutMs = 10_000;
 
 export interface BenchServer {
   url: string;
+  /** The server process, e.g. to read its memory use from /proc/<pid>/status. */
+  pid: number;
   /** Creates an agent API key through the admin REST API and returns its secret. */
   createKey(workspace: string, container: string): Promise<string>;
   /** Stops the server (SIGTERM, then SIGKILL) and removes its data directory. */
@@ -22,9 +24,9 @@ export interface BenchServer {
 /**
  * Starts `src/main.ts` as a child process on a free loopback port with a fresh data directory, so the
  * bench measures the real server in its own process, as deployed. Uses embedded PGlite storage unless
- * `databaseUrl` is given.
+ * `databaseUrl` is given. `env` adds to or overrides the server's environment.
  */
-export async function startServer(databaseUrl: string | undefined): Promise<BenchServer> {
+export async function startServer(databaseUrl: string | undefined, env: Record<string, string> = {}): Promise<BenchServer> {
   const port = await freePort();
   const dataDir = await mkdtemp(path.join(tmpdir(), "agentmem-bench-"));
   const adminKey = `bench-admin-${randomBytes(16).toString("hex")}`;
@@ -39,6 +41,7 @@ export async function startServer(databaseUrl: string | undefined): Promise<Benc
       DATABASE_URL: databaseUrl ?? "",
       AGENTMEM_ADMIN_KEY: adminKey,
       LOG_LEVEL: "warn",
+      ...env,
     },
     // The server's logs go to our stderr so stdout carries only the results.
     stdio: ["ignore", process.stderr, process.stderr],
@@ -54,7 +57,7 @@ export async function startServer(databaseUrl: string | undefined): Promise<Benc
     await stop();
     throw err;
   }
-  return { url, stop, createKey: (workspace, container) => createKey(url, adminKey, workspace, container) };
+  return { url, pid: child.pid!, stop, createKey: (workspace, container) => createKey(url, adminKey, workspace, container) };
 }
 
 async function freePort(): Promise<number> {

@@ -1,15 +1,18 @@
 import { parseArgs } from "node:util";
 
-// `agentmem` wraps the admin REST API. It talks to AGENTMEM_URL (default http://127.0.0.1:8080)
-// with AGENTMEM_ADMIN_KEY, and prints the service's JSON answer.
+// `agentmem keys` wraps the admin REST API: it talks to AGENTMEM_URL (default http://127.0.0.1:8080)
+// with AGENTMEM_ADMIN_KEY and prints the service's JSON answer. `agentmem reindex` works on the
+// storage itself, with the server's configuration (DATA_DIR, DATABASE_URL, EMBEDDING_*, VECTOR_BACKEND).
 
 const usage = `usage:
   agentmem keys create --workspace <name> [--container <name>] [--name <label>] [--expires-at <iso8601>] [--admin]
   agentmem keys list [--workspace <name>] [--include-revoked]
   agentmem keys rotate <key-id>
   agentmem keys revoke <key-id>
+  agentmem reindex [--force]    re-embed every memory with the configured model (stop the server first
+                                when storage is embedded; resumable)
 
-environment: AGENTMEM_URL (default http://127.0.0.1:8080), AGENTMEM_ADMIN_KEY (required)`;
+environment: AGENTMEM_URL (default http://127.0.0.1:8080), AGENTMEM_ADMIN_KEY (required for keys)`;
 
 function fail(message: string): never {
   console.error(message);
@@ -30,6 +33,11 @@ async function call(method: string, path: string, body?: unknown): Promise<void>
 }
 
 const [group, command, ...rest] = process.argv.slice(2);
+if (group === "reindex") {
+  const { reindex } = await import("./reindex.js");
+  await reindex([command, ...rest].includes("--force"));
+  process.exit(0);
+}
 if (group !== "keys") fail(usage);
 const { values, positionals } = parseArgs({
   args: rest,

@@ -16,6 +16,8 @@ export interface DatabaseOptions {
   databaseUrl?: string | undefined;
   dataDir: string;
   poolSize: number;
+  /** Loads pgvector into PGlite (a server must have it installed). */
+  vector?: boolean;
 }
 
 /** Opens the configured backend: a Postgres server when a URL is given, otherwise PGlite in dataDir. */
@@ -25,5 +27,5 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     return openPostgres(options.databaseUrl, options.poolSize);
   }
   const { openPglite } = await import("./pglite.js");
-  return openPglite(options.dataDir);
+  return openPglite(options.dataDir, { vector: options.vector ?? false });
 }

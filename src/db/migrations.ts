@@ -64,6 +64,49 @@ const migrations: ReadonlyArray<{ version: number; name: string; statements: str
       )`,
     ],
   },
+  {
+    version: 2,
+    name: "recall: severity, state, full-text search, index outbox, traces",
+    statements: [
+      `alter table memories add column severity text check (severity in ('low', 'medium', 'high', 'critical'))`,
+      `alter table memory_versions add column severity text`,
+      `alter table memories add column state text not null default 'active' check (state in ('active', 'shadowed'))`,
+      `alter table memories add column tsv tsvector generated always as (to_tsvector('english', content)) stored`,
+      `create index memories_fts on memories using gin (tsv)`,
+      // Memories whose vector must be (re)computed or removed; written in the same transaction as the memory.
+      `create table index_outbox (
+        seq bigserial primary key,
+        memory_id text not null,
+        enqueued_at timestamptz not null default now()
+      )`,
+      // The embedding model the vector index was built with; a change needs `agentmem reindex`.
+      `create table vector_index_state (
+        id integer primary key check (id = 1),
+        provider text not null,
+        model text not null,
+        dimensions integer not null,
+        backend text not null,
+        status text not null check (status in ('ready', 'reindexing')),
+        updated_at timestamptz not null default now()
+      )`,
+      `create table recall_traces (
+        id text primary key,
+        workspace_id text not null references workspaces (id) on delete cascade,
+        key_id text not null,
+        containers text[] not null,
+        query text not null,
+        request jsonb not null,
+        candidates jsonb not null,
+        returned_ids text[] not null,
+        receipt jsonb not null,
+        meta jsonb not null,
+        embed_ms double precision not null,
+        created_at timestamptz not null
+      )`,
+      `create index recall_traces_by_time on recall_traces (workspace_id, created_at desc, id desc)`,
+      `create index recall_traces_by_container on recall_traces using gin (containers)`,
+    ],
+  },
 ];
 
 // Serialises migrations across nodes sharing one database.

@@ -1,6 +1,6 @@
 import type { DescEnum, JsonObject } from "@bufbuild/protobuf";
 import { z } from "zod";
-import { MemorySourceSchema, MemoryTypeSchema, type MemoryInput } from "../../gen/agent/v1/memory_pb.js";
+import { MemorySourceSchema, MemoryTypeSchema, SeveritySchema, type MemoryInput } from "../../gen/agent/v1/memory_pb.js";
 import { invalidRequest } from "../errors/api-error.js";
 import { restEnumName, restEnumValues } from "../transport/rest/enum-names.js";
 import { containerName, fieldPath, isoInstant, parseOrThrow } from "../validation.js";
@@ -32,6 +32,10 @@ function enumNames(desc: DescEnum) {
 
 export const memoryTypes = enumNames(MemoryTypeSchema);
 export const memorySources = enumNames(MemorySourceSchema);
+export const severities = enumNames(SeveritySchema);
+
+/** Severity names in ascending order, for "at least this severity" filters. */
+export const severityOrder = ["low", "medium", "high", "critical"] as const;
 
 const memoryType = z.number().transform((n, ctx) => {
   const name = memoryTypes.byNumber.get(n);
@@ -47,6 +51,16 @@ const memorySource = z.number().transform((n, ctx) => {
   const name = memorySources.byNumber.get(n);
   if (name === undefined) {
     ctx.addIssue({ code: "custom", message: `must be one of ${memorySources.list}`, params: { rule: "enum" } });
+    return z.NEVER;
+  }
+  return name;
+});
+
+const severity = z.number().transform((n, ctx) => {
+  if (n === 0) return null;
+  const name = severities.byNumber.get(n);
+  if (name === undefined) {
+    ctx.addIssue({ code: "custom", message: `must be one of ${severities.list}`, params: { rule: "enum" } });
     return z.NEVER;
   }
   return name;
@@ -73,6 +87,7 @@ const memoryRules = z
     validUntil: isoInstant.optional(),
     metadata: metadata.optional(),
     confidence: z.number().min(0, "must be between 0 and 1").max(1, "must be between 0 and 1").optional(),
+    severity,
   });
 
 /** A memory's validated fields, before it is placed in containers and stored. */
@@ -87,11 +102,12 @@ export interface MemoryDraft {
   validUntil: Date | null;
   metadata: JsonObject;
   confidence: number;
+  severity: string | null;
 }
 
 export type MemoryFields = Pick<
   MemoryInput,
-  "content" | "type" | "containers" | "tags" | "source" | "validFrom" | "validUntil" | "metadata" | "confidence"
+  "content" | "type" | "containers" | "tags" | "source" | "validFrom" | "validUntil" | "metadata" | "confidence" | "severity"
 >;
 
 /** Validates one memory's fields; errors name the field under `prefix` (e.g. "memories[3]"). */
@@ -111,10 +127,11 @@ export function parseMemoryFields(input: MemoryFields, prefix: string, defaultVa
     validUntil: m.validUntil ?? null,
     metadata: m.metadata ?? {},
     confidence: m.confidence ?? defaultConfidenceBySource[m.source]!,
+    severity: m.severity,
   };
 }
 
-const patchableFields = ["content", "type", "containers", "tags", "source", "validFrom", "validUntil", "metadata", "confidence"] as const;
+const patchableFields = ["content", "type", "containers", "tags", "source", "validFrom", "validUntil", "metadata", "confidence", "severity"] as const;
 type PatchableField = (typeof patchableFields)[number];
 
 /** The fields an update applies: the mask's, or every field set in the patch when the mask is empty. */
@@ -122,7 +139,7 @@ export function fieldsToUpdate(patch: MemoryFields, maskPaths: readonly string[]
   if (maskPaths.length === 0) {
     return patchableFields.filter((f) => {
       const v = patch[f];
-      return Array.isArray(v) ? v.length > 0 : typeof v === "number" && (f === "type" || f === "source") ? v !== 0 : v !== undefined;
+      return Array.isArray(v) ? v.length > 0 : typeof v === "number" && isEnumField(f) ? v !== 0 : v !== undefined;
     });
   }
   return maskPaths.map((path) => {
@@ -133,6 +150,8 @@ export function fieldsToUpdate(patch: MemoryFields, maskPaths: readonly string[]
     return field;
   });
 }
+
+const isEnumField = (f: PatchableField) => f === "type" || f === "source" || f === "severity";
 
 const snakeCase = (s: string) => s.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 

@@ -14,6 +14,7 @@ import {
   memoryTypes,
   mergeFields,
   parseMemoryFields,
+  severities,
   type MemoryFields,
 } from "./memory-rules.js";
 import {
@@ -43,6 +44,7 @@ export function memoryMessage(m: MemoryRecord): MessageInitShape<typeof MemorySc
     createdAt: m.createdAt.toISOString(),
     updatedAt: m.updatedAt.toISOString(),
     provenance: { source, keyId: m.keyId },
+    severity: m.severity === null ? undefined : severities.byName.get(m.severity),
   };
 }
 
@@ -57,13 +59,16 @@ const fieldsOf = (m: MemoryRecord): MemoryFields => ({
   validUntil: m.validUntil?.toISOString(),
   metadata: m.metadata,
   confidence: m.confidence,
+  severity: m.severity === null ? 0 : severities.byName.get(m.severity)!,
 });
 
 const hasInlineMemory = (req: MemoryFields) =>
   req.content !== undefined || req.type !== 0 || req.containers.length > 0 || req.tags.length > 0 || req.source !== 0 ||
-  req.validFrom !== undefined || req.validUntil !== undefined || req.metadata !== undefined || req.confidence !== undefined;
+  req.validFrom !== undefined || req.validUntil !== undefined || req.metadata !== undefined || req.confidence !== undefined ||
+  req.severity !== 0;
 
-export function memoryService(db: Database): ServiceImpl<typeof MemoryService> {
+/** `afterWrite` runs after every committed write, e.g. to index the change soon. */
+export function memoryService(db: Database, afterWrite: () => void): ServiceImpl<typeof MemoryService> {
   return {
     async createMemories(req, ctx) {
       const principal = agentPrincipal(ctx);
@@ -84,6 +89,7 @@ export function memoryService(db: Database): ServiceImpl<typeof MemoryService> {
           id: newId("mem"),
           workspaceId: principal.workspaceId,
           containers: writeContainers(principal, draft.containers, fieldPath(["containers"], prefix)),
+          state: "active",
           version: 1,
           keyId: principal.keyId,
           createdAt: now,
@@ -91,6 +97,7 @@ export function memoryService(db: Database): ServiceImpl<typeof MemoryService> {
         };
       });
       await insertMemories(db, records);
+      afterWrite();
       return { ids: records.map((r) => r.id), memories: records.map(memoryMessage), contradictions: [] };
     },
 
@@ -126,6 +133,7 @@ export function memoryService(db: Database): ServiceImpl<typeof MemoryService> {
         await saveNewVersion(tx, next);
         return next;
       });
+      afterWrite();
       return memoryMessage(updated);
     },
 
@@ -138,6 +146,7 @@ export function memoryService(db: Database): ServiceImpl<typeof MemoryService> {
         await deleteMemory(tx, current.id);
         return current.version;
       });
+      afterWrite();
       return { id: req.id, versionsDeleted: versions };
     },
 

@@ -17,17 +17,20 @@ export interface VectorRecord {
   vector: Float32Array;
 }
 
-/** Prefilters applied inside the index, so the k nearest returned all match. */
+/** Prefilters applied inside the index, so the k nearest returned all match. A list given empty matches nothing. */
 export interface VectorFilter {
   workspaceId: string;
-  /** Any-of; every container of the scope. */
-  containers: string[];
+  /** Any-of; every container of the scope. Absent: every container of the workspace. */
+  containers?: string[];
+  /** Only these memories (to score keyword-only hits by cosine). */
+  ids?: string[];
   types?: string[];
   /** Any-of. */
   tags?: string[];
   severities?: string[];
   minConfidence?: number;
   states?: string[];
+  /** Epoch milliseconds: createdAfter is inclusive, createdBefore exclusive. */
   createdAfter?: number;
   createdBefore?: number;
   /** Only memories valid at this instant (validFrom <= t and (validUntil is null or validUntil > t)). */
@@ -51,5 +54,7 @@ export interface VectorIndex {
   optimize(): Promise<void>;
   /** Number of records, for reconciliation and tests. */
   count(): Promise<number>;
+  /** Every id in the index, for reconciliation with the system of record. */
+  ids(): Promise<Set<string>>;
   close(): Promise<void>;
 }

@@ -1,0 +1,59 @@
+import { SingleBar } from "cli-progress";
+import { pino } from "pino";
+import { loadConfig } from "../config.js";
+import { openDatabase } from "../db/database.js";
+import { migrate } from "../db/migrations.js";
+import { createEmbedder } from "../embeddings/create-embedder.js";
+import { describeModel, readIndexState, sameModel, writeIndexState } from "../recall/index-state.js";
+import { createIndexer } from "../recall/indexer.js";
+import { openVectorIndex } from "../recall/vector/open-vector-index.js";
+
+/**
+ * Re-embeds every memory with the configured model. Resumable: every memory is queued in the index
+ * outbox once, and the index stays marked "reindexing" (the server refuses to start) until the queue
+ * is drained, so running it again after an interruption continues where it stopped.
+ */
+export async function reindex(force: boolean): Promise<void> {
+  const config = loadConfig();
+  const db = await openDatabase({
+    databaseUrl: config.DATABASE_URL,
+    dataDir: config.DATA_DIR,
+    poolSize: 2,
+    vector: config.VECTOR_BACKEND === "pgvector",
+  });
+  const log = pino({ level: "warn" });
+  try {
+    await migrate(db);
+    const embedder = await createEmbedder(config);
+    const vectors = await openVectorIndex(config, db, embedder.info.dimensions);
+    try {
+      const state = await readIndexState(db);
+      const resuming = state?.status === "reindexing" && sameModel(state, embedder.info);
+      const upToDate = state?.status === "ready" && sameModel(state, embedder.info) && state.backend === vectors.kind;
+      if (upToDate && !force) {
+        console.log(`the vector index already holds ${describeModel(embedder.info)} embeddings; --force rebuilds it`);
+        return;
+      }
+      if (!resuming) {
+        await writeIndexState(db, embedder.info, vectors.kind, "reindexing");
+        await db.query("insert into index_outbox (memory_id) select id from memories");
+      }
+      const [{ n }] = (await db.query<{ n: number }>("select count(*)::int as n from index_outbox")) as [{ n: number }];
+      console.log(`${resuming ? "resuming" : "starting"}: re-embedding with ${describeModel(embedder.info)} into ${vectors.kind}`);
+      const bar = new SingleBar({ format: "reindex [{bar}] {percentage}% {value}/{total} jobs, {eta_formatted} left", noTTYOutput: true, notTTYSchedule: 2000 });
+      bar.start(n, 0);
+      const indexer = createIndexer(db, vectors, embedder, log);
+      for (let done = await indexer.step(); done > 0; done = await indexer.step()) bar.increment(done);
+      bar.stop();
+      const { removed } = await indexer.reconcile();
+      await vectors.optimize();
+      await writeIndexState(db, embedder.info, vectors.kind, "ready");
+      console.log(`done: ${n} jobs, ${removed} stale vectors removed`);
+    } finally {
+      await vectors.close();
+      await embedder.close();
+    }
+  } finally {
+    await db.close();
+  }
+}

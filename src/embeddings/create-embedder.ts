@@ -1,0 +1,37 @@
+import { availableParallelism } from "node:os";
+import type { Config } from "../config.js";
+import type { Embedder } from "./embedder.js";
+import { OpenAiEmbedder } from "./openai-embedder.js";
+import { TransformersEmbedder } from "./transformers-embedder.js";
+import { UseLiteEmbedder } from "./use-lite-embedder.js";
+
+function required(value: string | undefined, name: string, provider: string): string {
+  if (!value) throw new Error(`${name} is required when EMBEDDING_PROVIDER=${provider}`);
+  return value;
+}
+
+/** The configured embedding provider, loaded and ready. */
+export async function createEmbedder(config: Config): Promise<Embedder> {
+  const batchSize = config.EMBEDDING_BATCH_SIZE;
+  switch (config.EMBEDDING_PROVIDER) {
+    case "use-lite":
+      return UseLiteEmbedder.create({ batchSize, workers: useLiteWorkers() });
+    case "openai":
+      return OpenAiEmbedder.create({
+        url: required(config.EMBEDDING_URL, "EMBEDDING_URL", "openai"),
+        model: required(config.EMBEDDING_MODEL, "EMBEDDING_MODEL", "openai"),
+        apiKey: config.EMBEDDING_API_KEY,
+        dimensions: config.EMBEDDING_DIMENSIONS,
+        batchSize,
+      });
+    case "transformers":
+      return TransformersEmbedder.create({
+        modelPath: required(config.EMBEDDING_MODEL_PATH, "EMBEDDING_MODEL_PATH", "transformers"),
+        model: required(config.EMBEDDING_MODEL, "EMBEDDING_MODEL", "transformers"),
+        batchSize,
+      });
+  }
+}
+
+/** One model worker per core, at most two: more copies cost memory without adding throughput here. */
+const useLiteWorkers = () => Math.min(2, availableParallelism());

@@ -1,0 +1,133 @@
+import type { FastifyBaseLogger } from "fastify";
+import type { Database } from "../db/database.js";
+import type { Embedder } from "../embeddings/embedder.js";
+import { loadMemories, type MemoryRecord } from "../memories/memory-store.js";
+import type { VectorIndex, VectorRecord } from "./vector/vector-index.js";
+
+// Postgres is the truth; the vector index follows it through the outbox. Every memory write queues its
+// id in the same transaction, so a memory committed before a crash is indexed after the restart.
+
+export interface IndexerOptions {
+  batchSize: number;
+  /** How often to look for work queued by other nodes or left by failures. */
+  pollMs: number;
+  /** Fold new vectors into the ANN index after this many writes. */
+  optimizeEvery: number;
+}
+
+export const defaultIndexerOptions: IndexerOptions = { batchSize: 64, pollMs: 1000, optimizeEvery: 5000 };
+
+export function createIndexer(db: Database, vectors: VectorIndex, embedder: Embedder, log: FastifyBaseLogger, opts = defaultIndexerOptions) {
+  let running: Promise<number> | undefined;
+  let again = false;
+  let writesSinceOptimize = 0;
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+
+  /** Indexes one batch of queued memories; returns how many jobs it completed. */
+  async function indexBatch(): Promise<number> {
+    const jobs = await db.query<{ seq: string; memory_id: string }>(
+      "select seq, memory_id from index_outbox order by seq limit $1",
+      [opts.batchSize],
+    );
+    if (jobs.length === 0) return 0;
+    const ids = [...new Set(jobs.map((j) => j.memory_id))];
+    const rows = await loadMemories(db, ids);
+    const present = new Set(rows.map((r) => r.id));
+    const gone = ids.filter((id) => !present.has(id));
+    if (rows.length > 0) {
+      const vectorsOf = await embedder.embed(rows.map((r) => r.content));
+      await vectors.upsert(rows.map((r, i): VectorRecord => recordOf(r, vectorsOf[i]!)));
+    }
+    if (gone.length > 0) await vectors.delete(gone);
+    await db.query("delete from index_outbox where seq = any($1::bigint[])", [jobs.map((j) => j.seq)]);
+    writesSinceOptimize += ids.length;
+    if (writesSinceOptimize >= opts.optimizeEvery) {
+      writesSinceOptimize = 0;
+      await vectors.optimize();
+    }
+    return jobs.length;
+  }
+
+  async function drainOnce(): Promise<number> {
+    let total = 0;
+    for (let n = await indexBatch(); n > 0 && !stopped; n = await indexBatch()) total += n;
+    return total;
+  }
+
+  /** Processes the outbox until it is empty; concurrent callers share one run. */
+  function drain(): Promise<number> {
+    if (running) {
+      again = true;
+      return running;
+    }
+    running = (async () => {
+      let total = 0;
+      do {
+        again = false;
+        total += await drainOnce();
+      } while (again && !stopped);
+      return total;
+    })().finally(() => {
+      running = undefined;
+    });
+    return running;
+  }
+
+  function drainInBackground(): void {
+    drain().catch((err: unknown) => log.error({ err }, "indexing failed; queued memories stay queued and are retried"));
+  }
+
+  return {
+    drain,
+    /** Indexes one batch; returns how many queued jobs it completed (0 when the queue is empty). */
+    step: indexBatch,
+    /** Called after writes: indexes soon, without delaying the response. */
+    notify(): void {
+      if (!stopped) setImmediate(drainInBackground);
+    },
+    /** Queues every memory the index lacks and drops vectors of memories that no longer exist. */
+    async reconcile(): Promise<{ queued: number; removed: number }> {
+      const [indexed, stored] = await Promise.all([
+        vectors.ids(),
+        db.query<{ id: string }>("select id from memories").then((rows) => new Set(rows.map((r) => r.id))),
+      ]);
+      const missing = [...stored].filter((id) => !indexed.has(id));
+      const orphans = [...indexed].filter((id) => !stored.has(id));
+      if (missing.length > 0) {
+        await db.query("insert into index_outbox (memory_id) select unnest($1::text[])", [missing]);
+      }
+      if (orphans.length > 0) await vectors.delete(orphans);
+      return { queued: missing.length, removed: orphans.length };
+    },
+    start(): void {
+      timer = setInterval(drainInBackground, opts.pollMs);
+      timer.unref();
+      drainInBackground();
+    },
+    async stop(): Promise<void> {
+      stopped = true;
+      clearInterval(timer);
+      await running?.catch(() => undefined);
+    },
+  };
+}
+
+function recordOf(m: MemoryRecord, vector: Float32Array): VectorRecord {
+  return {
+    id: m.id,
+    workspaceId: m.workspaceId,
+    containers: m.containers,
+    type: m.type,
+    tags: m.tags,
+    severity: m.severity,
+    confidence: m.confidence,
+    state: m.state,
+    validFrom: m.validFrom.getTime(),
+    validUntil: m.validUntil?.getTime() ?? null,
+    createdAt: m.createdAt.getTime(),
+    vector,
+  };
+}
+
+export type Indexer = ReturnType<typeof createIndexer>;

@@ -1,0 +1,173 @@
+import type { Scope } from "../accounts/container-scope.js";
+import type { Database } from "../db/database.js";
+import { findMemories, type MemoryRecord } from "../memories/memory-store.js";
+import type { CandidateScope, KeywordHit, KeywordSearch } from "./keyword-search.js";
+import type { RecallQuery } from "./recall-rules.js";
+import {
+  confidenceMultiplier,
+  duplicateKey,
+  recencyBoost,
+  relevance,
+  severityMultiplier,
+  validityState,
+  type SearchMode,
+  type ValidityState,
+} from "./scoring.js";
+import { countTokens } from "./tokens.js";
+import type { VectorFilter, VectorHit, VectorIndex } from "./vector/vector-index.js";
+
+export type Outcome =
+  | "returned"
+  | "below_threshold"
+  | "deduplicated"
+  | "low_confidence"
+  | "outside_validity_window"
+  | "over_token_budget"
+  | "beyond_limit";
+
+export interface ScoredCandidate {
+  memory: MemoryRecord;
+  cosine: number;
+  bm25: number;
+  keywordMatches: string[];
+  matchedVia: SearchMode;
+  relevance: number;
+  recencyBoost: number;
+  severityMultiplier: number;
+  confidenceMultiplier: number;
+  finalScore: number;
+  validityState: ValidityState;
+  outcome: Outcome;
+}
+
+export interface RecallResult {
+  /** Returned candidates, best first. */
+  returned: ScoredCandidate[];
+  /** Every candidate found in storage, with its outcome. */
+  candidates: ScoredCandidate[];
+  filtered: { belowThreshold: number; deduplicated: number; lowConfidence: number; outsideValidityWindow: number; overTokenBudget: number };
+  tokens: number;
+  embedMs: number;
+  searchMs: number;
+}
+
+export interface RecallEngineDeps {
+  db: Database;
+  keywordSearch: KeywordSearch;
+  vectors: VectorIndex;
+  embedQuery(text: string): Promise<Float32Array>;
+}
+
+/** How many candidates each search contributes: enough headroom for filtering and deduplication. */
+export const candidatePoolSize = (limit: number): number => Math.min(400, Math.max(40, limit * 4));
+
+function vectorFilterOf(scope: CandidateScope): VectorFilter {
+  return {
+    workspaceId: scope.workspaceId,
+    ...(scope.containers ? { containers: scope.containers } : {}),
+    ...(scope.types ? { types: scope.types } : {}),
+    ...(scope.tags ? { tags: scope.tags } : {}),
+    ...(scope.severities ? { severities: scope.severities } : {}),
+    ...(scope.createdAfter ? { createdAfter: scope.createdAfter.getTime() } : {}),
+    ...(scope.createdBefore ? { createdBefore: scope.createdBefore.getTime() } : {}),
+  };
+}
+
+/** Searches, re-checks every candidate against Postgres, scores, filters and explains. */
+export async function runRecall(deps: RecallEngineDeps, q: RecallQuery, access: Scope, scope: CandidateScope): Promise<RecallResult> {
+  const started = performance.now();
+  const pool = candidatePoolSize(q.limit);
+  const filter = vectorFilterOf(scope);
+  let embedMs = 0;
+  const queryVector =
+    q.mode === "keyword"
+      ? undefined
+      : deps.embedQuery(q.query).then((v) => {
+          embedMs = performance.now() - started;
+          return v;
+        });
+  const [semanticHits, keywordHits] = await Promise.all([
+    queryVector ? queryVector.then((v) => deps.vectors.search(v, filter, pool)) : ([] as VectorHit[]),
+    q.mode === "semantic" ? ([] as KeywordHit[]) : deps.keywordSearch(q.query, scope, pool),
+  ]);
+
+  const semanticIds = new Set(semanticHits.map((h) => h.id));
+  const cosineById = new Map(semanticHits.map((h) => [h.id, h.similarity]));
+  const keywordById = new Map(keywordHits.map((h) => [h.id, h]));
+  // A keyword-only hit still needs its cosine to be scored fairly against semantic hits.
+  const keywordOnly = keywordHits.filter((h) => !semanticIds.has(h.id)).map((h) => h.id);
+  if (queryVector && keywordOnly.length > 0) {
+    const extra = await deps.vectors.search(await queryVector, { ...filter, ids: keywordOnly }, keywordOnly.length);
+    for (const h of extra) cosineById.set(h.id, h.similarity);
+  }
+  const ids = [...semanticIds, ...keywordOnly];
+  const memories = ids.length === 0 ? [] : await findMemories(deps.db, access, ids);
+  const searchMs = performance.now() - started - embedMs;
+
+  const now = new Date();
+  const candidates = memories.map((memory): ScoredCandidate => {
+    const keyword = keywordById.get(memory.id);
+    const cosine = cosineById.get(memory.id) ?? 0;
+    const bm25 = keyword?.bm25 ?? 0;
+    const rel = relevance(q.mode, cosine, bm25);
+    const boost = recencyBoost(memory.validFrom, now);
+    const sev = severityMultiplier(memory.severity);
+    const conf = confidenceMultiplier(memory.confidence);
+    return {
+      memory,
+      cosine,
+      bm25,
+      keywordMatches: keyword?.words ?? [],
+      matchedVia: keyword && semanticIds.has(memory.id) ? "hybrid" : keyword ? "keyword" : "semantic",
+      relevance: rel,
+      recencyBoost: boost,
+      severityMultiplier: sev,
+      confidenceMultiplier: conf,
+      finalScore: rel * boost * sev * conf,
+      validityState: validityState(memory, q.validAt),
+      outcome: "returned",
+    };
+  });
+  return { ...selectResults(candidates, q), embedMs, searchMs };
+}
+
+/** Applies validity, confidence, threshold, deduplication, limit and token budget, counting each drop. */
+export function selectResults(candidates: ScoredCandidate[], q: RecallQuery): Omit<RecallResult, "embedMs" | "searchMs"> {
+  const filtered = { belowThreshold: 0, deduplicated: 0, lowConfidence: 0, outsideValidityWindow: 0, overTokenBudget: 0 };
+  const ranked = [...candidates].sort((a, b) => b.finalScore - a.finalScore || (a.memory.id < b.memory.id ? -1 : 1));
+  const seen = new Set<string>();
+  const returned: ScoredCandidate[] = [];
+  let tokens = 0;
+  let budgetReached = false;
+  for (const c of ranked) {
+    const keep = c.validityState === "active" || (c.validityState === "expired" && q.includeExpired);
+    if (!keep) {
+      c.outcome = "outside_validity_window";
+      filtered.outsideValidityWindow++;
+    } else if (c.memory.confidence < q.minConfidence) {
+      c.outcome = "low_confidence";
+      filtered.lowConfidence++;
+    } else if (c.finalScore < q.threshold) {
+      c.outcome = "below_threshold";
+      filtered.belowThreshold++;
+    } else if (seen.has(duplicateKey(c.memory.content))) {
+      c.outcome = "deduplicated";
+      filtered.deduplicated++;
+    } else if (returned.length >= q.limit) {
+      seen.add(duplicateKey(c.memory.content));
+      c.outcome = "beyond_limit";
+    } else {
+      seen.add(duplicateKey(c.memory.content));
+      const cost = countTokens(c.memory.content);
+      if (budgetReached || (q.maxTokens !== null && tokens + cost > q.maxTokens)) {
+        budgetReached = true;
+        c.outcome = "over_token_budget";
+        filtered.overTokenBudget++;
+      } else {
+        tokens += cost;
+        returned.push(c);
+      }
+    }
+  }
+  return { returned, candidates: ranked, filtered, tokens };
+}

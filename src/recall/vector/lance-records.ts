@@ -1,0 +1,71 @@
+import {
+  type DataType,
+  Field,
+  FixedSizeList,
+  Float32,
+  Float64,
+  Int64,
+  List,
+  Schema,
+  Struct,
+  Table,
+  Utf8,
+  makeData,
+  RecordBatch,
+  vectorFromArray,
+} from "apache-arrow";
+import type { VectorRecord } from "./vector-index.js";
+
+const utf8List = () => new List(new Field("item", new Utf8(), true));
+
+/**
+ * The LanceDB table schema. Times are int64 epoch milliseconds so filters compare plain integer literals;
+ * confidence is float64 so `confidence >= 0.7` matches a stored 0.7 exactly (float32 would round it down).
+ */
+export function lanceSchema(dimensions: number): Schema {
+  return new Schema([
+    new Field("id", new Utf8(), false),
+    new Field("workspace_id", new Utf8(), false),
+    new Field("containers", utf8List(), false),
+    new Field("type", new Utf8(), false),
+    new Field("tags", utf8List(), false),
+    new Field("severity", new Utf8(), true),
+    new Field("confidence", new Float64(), false),
+    new Field("state", new Utf8(), false),
+    new Field("valid_from", new Int64(), false),
+    new Field("valid_until", new Int64(), true),
+    new Field("created_at", new Int64(), false),
+    new Field("vector", new FixedSizeList(dimensions, new Field("item", new Float32(), true)), false),
+  ]);
+}
+
+/** Builds an Arrow table column by column; the vectors are copied once into one contiguous buffer. */
+export function toArrowTable(schema: Schema, dimensions: number, records: readonly VectorRecord[]): Table {
+  const length = records.length;
+  const flat = new Float32Array(length * dimensions);
+  records.forEach((r, i) => flat.set(r.vector, i * dimensions));
+  const vectorType = schema.fields[schema.fields.length - 1]!.type as FixedSizeList<Float32>;
+  const bigint = (ms: number) => BigInt(Math.trunc(ms));
+  const column = (values: unknown[], type: DataType) => vectorFromArray(values as never, type).data[0]!;
+  const children = [
+    column(records.map((r) => r.id), new Utf8()),
+    column(records.map((r) => r.workspaceId), new Utf8()),
+    column(records.map((r) => r.containers), utf8List()),
+    column(records.map((r) => r.type), new Utf8()),
+    column(records.map((r) => r.tags), utf8List()),
+    column(records.map((r) => r.severity), new Utf8()),
+    column(records.map((r) => r.confidence), new Float64()),
+    column(records.map((r) => r.state), new Utf8()),
+    column(records.map((r) => bigint(r.validFrom)), new Int64()),
+    column(records.map((r) => (r.validUntil === null ? null : bigint(r.validUntil))), new Int64()),
+    column(records.map((r) => bigint(r.createdAt)), new Int64()),
+    makeData({
+      type: vectorType,
+      length,
+      nullCount: 0,
+      child: makeData({ type: new Float32(), length: flat.length, data: flat }),
+    }),
+  ];
+  const struct = makeData({ type: new Struct(schema.fields), length, nullCount: 0, children });
+  return new Table(new RecordBatch(schema, struct));
+}

@@ -1,0 +1,145 @@
+import { connect, Index, type Table } from "@lancedb/lancedb";
+import { idIn, lanceFilter } from "./lance-filter.js";
+import { lanceSchema, toArrowTable } from "./lance-records.js";
+import { checkDimensions, lastPerId, matchesNothing } from "./records.js";
+import { serialQueue } from "./serial.js";
+import type { VectorHit, VectorIndex } from "./vector-index.js";
+
+export interface LanceIndexOptions {
+  /** A directory or an object store URI (s3://…). */
+  uri: string;
+  dimensions: number;
+  /** Rows at which optimize() builds the ANN index; below it an exact scan is fast enough. */
+  annThreshold?: number;
+  /**
+   * Seconds after which a read first checks for writes made by other processes (this handle sees its
+   * own writes at once). Default: 0 for a local directory, where the check is a file lookup with no
+   * measurable cost (p50 9 ms either way at 10k rows), so every read is current; 1 s for object stores,
+   * where each check is a request, bounding staleness between nodes to about a second.
+   */
+  readConsistencySeconds?: number;
+}
+
+const defaultAnnThreshold = 50_000;
+const defaultReadConsistencySeconds = (uri: string) => (uri.includes("://") ? 1 : 0);
+/** Versions older than this are pruned by optimize(); readers move to the latest within their consistency interval. */
+const versionRetentionMs = 60 * 60_000;
+
+/** Filter columns and their scalar index kinds: bitmaps for low-cardinality strings, label lists for string lists. */
+const scalarIndexes: ReadonlyArray<readonly [string, () => Index]> = [
+  ["id", Index.btree], // merge-insert joins and deletes look rows up by id
+  ["workspace_id", Index.bitmap],
+  ["type", Index.bitmap],
+  ["state", Index.bitmap],
+  ["severity", Index.bitmap],
+  ["containers", Index.labelList],
+  ["tags", Index.labelList],
+];
+
+/**
+ * IVF_FLAT keeps exact vectors, builds in seconds (IVF_PQ and HNSW take minutes at 100k) and, with no
+ * probe limit at query time, returns the same rows as an exact scan. Fewer partitions than LanceDB's
+ * default sqrt(rows) keep training short; the count is kept in the index name so optimize() retrains
+ * once the table has grown enough to want twice as many.
+ */
+const partitionsFor = (rows: number) => Math.min(256, Math.max(16, Math.round(Math.sqrt(rows) / 4)));
+const annIndexPrefix = "vector_ivf_flat_p";
+
+/** The vector index in LanceDB: one table per dimension count, kept open for the life of the process. */
+export async function openLanceIndex(options: LanceIndexOptions): Promise<VectorIndex> {
+  const { dimensions } = options;
+  const annThreshold = options.annThreshold ?? defaultAnnThreshold;
+  const schema = lanceSchema(dimensions);
+  const connection = await connect(options.uri, {
+    readConsistencyInterval: options.readConsistencySeconds ?? defaultReadConsistencySeconds(options.uri),
+  });
+  const table = await connection.createEmptyTable(`memories_v1_${dimensions}`, schema, {
+    mode: "create",
+    existOk: true,
+  });
+  const write = serialQueue();
+  const maintain = serialQueue();
+
+  return {
+    kind: "lancedb",
+
+    upsert: (records) =>
+      write(async () => {
+        if (records.length === 0) return;
+        for (const r of records) checkDimensions(r.vector, dimensions);
+        await table
+          .mergeInsert("id")
+          .whenMatchedUpdateAll()
+          .whenNotMatchedInsertAll()
+          .execute(toArrowTable(schema, dimensions, lastPerId(records)));
+      }),
+
+    delete: (ids) =>
+      write(async () => {
+        if (ids.length > 0) await table.delete(idIn(ids));
+      }),
+
+    async search(vector, filter, k) {
+      checkDimensions(vector, dimensions);
+      if (k <= 0 || matchesNothing(filter)) return [];
+      const result = await table
+        .vectorSearch(vector)
+        .distanceType("cosine")
+        .where(lanceFilter(filter))
+        // No probe cap: with a prefilter LanceDB then probes every partition it needs. Measured: the same rows
+        // as an exact scan even for 5 matches in 3,000 (the default cap of 20 probes returned 2), and at 100k
+        // still ~10x faster than without the index.
+        .maximumNprobes(0)
+        .select(["id", "_distance"])
+        .limit(k)
+        .toArrow();
+      const ids = result.getChild("id")!;
+      const distances = result.getChild("_distance")!;
+      const hits: VectorHit[] = [];
+      for (let i = 0; i < result.numRows; i++) {
+        hits.push({ id: ids.get(i) as string, similarity: 1 - (distances.get(i) as number) });
+      }
+      return hits;
+    },
+
+    optimize: () => maintain(() => optimizeTable(table, annThreshold)),
+
+    count: () => table.countRows(),
+
+    async ids() {
+      // An empty table yields an Arrow table without columns.
+      const column = (await table.query().select(["id"]).toArrow()).getChild("id");
+      const ids = new Set<string>();
+      if (column) for (const id of column) ids.add(id as string);
+      return ids;
+    },
+
+    async close() {
+      await Promise.all([write(async () => undefined), maintain(async () => undefined)]);
+      table.close();
+      connection.close();
+    },
+  };
+}
+
+/** Compacts and folds new rows into the indexes, then creates the indexes the table has grown into. */
+async function optimizeTable(table: Table, annThreshold: number): Promise<void> {
+  await table.optimize({ cleanupOlderThan: new Date(Date.now() - versionRetentionMs) });
+  const rows = await table.countRows();
+  if (rows === 0) return;
+  const indexes = await table.listIndices();
+  const indexed = new Set(indexes.flatMap((i) => i.columns));
+  for (const [column, kind] of scalarIndexes) {
+    if (!indexed.has(column)) await table.createIndex(column, { config: kind() });
+  }
+  if (rows < annThreshold) return;
+  const current = indexes.find((i) => i.name.startsWith(annIndexPrefix));
+  const built = current ? Number(current.name.slice(annIndexPrefix.length)) : 0;
+  const wanted = partitionsFor(rows);
+  if (wanted < 2 * built) return;
+  await table.createIndex("vector", {
+    config: Index.ivfFlat({ distanceType: "cosine", numPartitions: wanted }),
+    name: `${annIndexPrefix}${wanted}`,
+  });
+  if (current) await table.dropIndex(current.name);
+}

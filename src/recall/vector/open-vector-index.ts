@@ -1,0 +1,37 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import type { Config } from "../../config.js";
+import type { Database } from "../../db/database.js";
+import type { VectorIndex } from "./vector-index.js";
+
+/**
+ * Opens the configured vector index. pgvector lives in `db` (opened with `vector: true` on PGlite);
+ * LanceDB lives at LANCEDB_URI or DATA_DIR/lance, or for an in-memory DATA_DIR in a temporary directory
+ * that close() removes.
+ */
+export async function openVectorIndex(
+  config: Pick<Config, "VECTOR_BACKEND" | "LANCEDB_URI" | "DATA_DIR">,
+  db: Database,
+  dimensions: number,
+): Promise<VectorIndex> {
+  if (config.VECTOR_BACKEND === "pgvector") {
+    const { openPgvectorIndex } = await import("./pgvector-index.js");
+    return openPgvectorIndex(db, dimensions);
+  }
+  // Imported on demand: the LanceDB native module is large and unused with pgvector.
+  const { openLanceIndex } = await import("./lancedb-index.js");
+  if (config.LANCEDB_URI) return openLanceIndex({ uri: config.LANCEDB_URI, dimensions });
+  if (!config.DATA_DIR.startsWith("memory://")) {
+    return openLanceIndex({ uri: path.resolve(config.DATA_DIR, "lance"), dimensions });
+  }
+  const scratch = await mkdtemp(path.join(os.tmpdir(), "agentmem-lance-"));
+  const index = await openLanceIndex({ uri: scratch, dimensions });
+  return {
+    ...index,
+    async close() {
+      await index.close();
+      await rm(scratch, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,99 @@
+import { toSql } from "pgvector";
+import type { Database } from "../../db/database.js";
+import { pgvectorSql } from "./pgvector-sql.js";
+import { checkDimensions, lastPerId, matchesNothing } from "./records.js";
+import type { VectorFilter, VectorIndex } from "./vector-index.js";
+
+/** pgvector's HNSW index accepts at most 2,000 dimensions for the vector type. */
+const maxHnswDimensions = 2000;
+/** HNSW candidate list size, raised to k (pgvector allows up to 1,000; iterative scans go on past it). */
+const efSearch = (k: number) => String(Math.min(1000, Math.max(100, k)));
+
+/** Nulls stand for absent filters (see the search SQL). */
+const millisOrNull = (value: number | undefined) => (value === undefined ? null : Math.trunc(value));
+
+function searchParams(vector: Float32Array, filter: VectorFilter, k: number): unknown[] {
+  return [
+    toSql(Array.from(vector)),
+    filter.workspaceId,
+    filter.containers ?? null,
+    filter.types ?? null,
+    filter.tags ?? null,
+    filter.severities ?? null,
+    filter.minConfidence ?? null,
+    filter.states ?? null,
+    millisOrNull(filter.createdAfter),
+    millisOrNull(filter.createdBefore),
+    millisOrNull(filter.validAt),
+    filter.ids ?? null,
+    k,
+  ];
+}
+
+/**
+ * The vector index in PostgreSQL with pgvector, next to the system of record. The Database belongs to
+ * the caller: close() leaves it open. On PGlite the database must be opened with the vector extension.
+ */
+export async function openPgvectorIndex(db: Database, dimensions: number): Promise<VectorIndex> {
+  if (dimensions > maxHnswDimensions) {
+    throw new RangeError(`pgvector HNSW indexes take at most ${maxHnswDimensions} dimensions, got ${dimensions}`);
+  }
+  const sql = pgvectorSql(dimensions);
+  await db.transaction(async (tx) => {
+    await tx.query("select pg_advisory_xact_lock($1)", [sql.lockId]);
+    for (const statement of sql.schema) await tx.query(statement);
+  });
+
+  return {
+    kind: "pgvector",
+
+    async upsert(records) {
+      if (records.length === 0) return;
+      for (const r of records) checkDimensions(r.vector, dimensions);
+      const rows = lastPerId(records).map((r) => ({
+        id: r.id,
+        workspace_id: r.workspaceId,
+        containers: r.containers,
+        type: r.type,
+        tags: r.tags,
+        severity: r.severity,
+        confidence: r.confidence,
+        state: r.state,
+        valid_from: Math.trunc(r.validFrom),
+        valid_until: r.validUntil === null ? null : Math.trunc(r.validUntil),
+        created_at: Math.trunc(r.createdAt),
+        embedding: toSql(Array.from(r.vector)),
+      }));
+      await db.query(sql.upsert, [JSON.stringify(rows)]);
+    },
+
+    async delete(ids) {
+      if (ids.length > 0) await db.query(sql.delete, [ids]);
+    },
+
+    async search(vector, filter, k) {
+      checkDimensions(vector, dimensions);
+      if (k <= 0 || matchesNothing(filter)) return [];
+      return db.transaction(async (tx) => {
+        await tx.query(sql.searchSettings, [efSearch(k)]);
+        const rows = await tx.query<{ id: string; similarity: number }>(sql.search, searchParams(vector, filter, k));
+        return rows.map((r) => ({ id: r.id, similarity: Number(r.similarity) }));
+      });
+    },
+
+    async optimize() {
+      await db.query(sql.optimize);
+    },
+
+    async ids() {
+      return new Set((await db.query<{ id: string }>(sql.ids)).map((r) => r.id));
+    },
+
+    async count() {
+      const [row] = await db.query<{ n: number }>(sql.count);
+      return row?.n ?? 0;
+    },
+
+    close: async () => undefined,
+  };
+}

@@ -1,0 +1,18 @@
+import type { VectorFilter, VectorRecord } from "./vector-index.js";
+
+/** One record per id, the last one given winning: both backends reject an id twice in one upsert. */
+export function lastPerId(records: readonly VectorRecord[]): VectorRecord[] {
+  return [...new Map(records.map((r) => [r.id, r])).values()];
+}
+
+export function checkDimensions(vector: Float32Array, dimensions: number): void {
+  if (vector.length !== dimensions) {
+    throw new RangeError(`vector has ${vector.length} dimensions, the index has ${dimensions}`);
+  }
+}
+
+/** A list filter given empty admits nothing, so the search can be skipped. */
+export function matchesNothing(filter: VectorFilter): boolean {
+  const lists = [filter.containers, filter.ids, filter.types, filter.tags, filter.severities, filter.states];
+  return lists.some((list) => list?.length === 0);
+}

@@ -1,0 +1,56 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TransformersEmbedder } from "../../src/embeddings/transformers-embedder.js";
+import { hiddenSize, writeTinyModel, type TinyModel } from "./tiny-onnx-model.js";
+
+let root: string;
+let tiny: TinyModel;
+let embedder: TransformersEmbedder;
+
+beforeAll(async () => {
+  root = mkdtempSync(path.join(tmpdir(), "agentmem-tiny-model-"));
+  tiny = writeTinyModel(root, "tiny-bert");
+  embedder = await TransformersEmbedder.create({ modelPath: root, model: "tiny-bert", batchSize: 2 });
+});
+
+afterAll(async () => {
+  await embedder?.close();
+  rmSync(root, { recursive: true, force: true });
+});
+
+/** What mean pooling over the real tokens, then normalisation, must produce. */
+function expected(tokens: string[]): Float32Array {
+  const sum = new Float32Array(hiddenSize);
+  for (const t of ["[CLS]", ...tokens, "[SEP]"]) tiny.tokenVector(t).forEach((x, i) => (sum[i]! += x));
+  const n = Math.hypot(...sum);
+  return sum.map((x) => x / n);
+}
+
+describe("TransformersEmbedder", () => {
+  it("reads the dimensions from the model output", () => {
+    expect(embedder.info).toEqual({ provider: "transformers", model: "tiny-bert", dimensions: hiddenSize });
+  });
+
+  it("mean-pools real tokens (not padding) and normalises, across batches, in input order", async () => {
+    const texts = ["The cat sat", "a dog sat on the rug", "Revenue grew quarterly", "memory"];
+    const tokens = [["the", "cat", "sat"], ["a", "dog", "sat", "on", "the", "rug"], ["revenue", "grew", "quarter", "##ly"], ["memory"]];
+    const vectors = await embedder.embed(texts);
+    expect(vectors).toHaveLength(4);
+    vectors.forEach((v, i) => {
+      expect(v).toHaveLength(hiddenSize);
+      expected(tokens[i]!).forEach((x, d) => expect(v[d]).toBeCloseTo(x, 5));
+    });
+  });
+
+  it("returns [] for no texts", async () => {
+    expect(await embedder.embed([])).toEqual([]);
+  });
+
+  it("names EMBEDDING_MODEL when the model directory is missing", async () => {
+    await expect(TransformersEmbedder.create({ modelPath: root, model: "absent", batchSize: 2 })).rejects.toThrow(
+      /EMBEDDING_MODEL "absent" not found under EMBEDDING_MODEL_PATH/,
+    );
+  });
+});

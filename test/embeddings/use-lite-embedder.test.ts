@@ -1,0 +1,105 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { UseLiteEmbedder } from "../../src/embeddings/use-lite-embedder.js";
+
+const dot = (a: Float32Array, b: Float32Array) => a.reduce((sum, x, i) => sum + x * b[i]!, 0);
+
+// Each sentence and a paraphrase of it with different wording; the rest of the list are distractors.
+const paraphrases: Array<[string, string]> = [
+  ["The user prefers dark mode in every editor", "Always use a dark theme for this person's IDE"],
+  ["Deploys to production happen every Tuesday", "We ship to prod once a week on Tuesdays"],
+  ["The database password rotates every 90 days", "Credentials for the DB are changed quarterly"],
+  ["Run the test suite before opening a pull request", "Make sure tests pass prior to submitting a PR"],
+  ["The cat sits on the mat", "A cat is sitting on a rug"],
+  ["Quarterly revenue grew 8%", "Sales for the quarter were up eight percent"],
+  ["The API returns 429 when the rate limit is exceeded", "Too many requests get a rate-limited response from the API"],
+  ["She is allergic to peanuts", "Peanuts cause her an allergic reaction"],
+  ["The meeting was moved to Thursday afternoon", "We rescheduled the meeting for Thursday after lunch"],
+  ["Use tabs, not spaces, for indentation", "Indent code with tab characters instead of spaces"],
+  ["The server crashed because it ran out of memory", "An out-of-memory error brought the server down"],
+  ["He lives in Berlin and works remotely", "His home is in Berlin and he works from home"],
+  ["The invoice must be paid within thirty days", "Payment of the bill is due in 30 days"],
+  ["Backups are stored in an S3 bucket in Frankfurt", "We keep backup copies in Amazon storage in Germany"],
+  ["The flight to Tokyo was delayed by three hours", "Our plane to Japan left three hours late"],
+  ["Do not commit secrets to the repository", "Never check API keys or passwords into git"],
+  ["The project uses PostgreSQL 15 as its database", "Postgres version 15 is the datastore for this project"],
+  ["My favourite food is spicy Thai curry", "I love hot Thai curries more than any other dish"],
+  ["The build fails on Windows because of path separators", "Backslashes in file paths break the Windows build"],
+  ["The dog barked all night and kept us awake", "We couldn't sleep because the dog was barking"],
+];
+
+let embedder: UseLiteEmbedder;
+
+beforeAll(async () => {
+  embedder = await UseLiteEmbedder.create({ batchSize: 8, workers: 2 });
+});
+
+afterAll(() => embedder?.close());
+
+describe("UseLiteEmbedder", () => {
+  it("describes its model", () => {
+    expect(embedder.info).toEqual({ provider: "use-lite", model: "universal-sentence-encoder-lite", dimensions: 512 });
+  });
+
+  it("embeds a batch into 512-d unit vectors in input order", async () => {
+    const [cat, rug, revenue] = await embedder.embed([
+      "The cat sits on the mat",
+      "A cat is sitting on a rug",
+      "Quarterly revenue grew 8%",
+    ]);
+    for (const v of [cat!, rug!, revenue!]) {
+      expect(v).toBeInstanceOf(Float32Array);
+      expect(v).toHaveLength(512);
+      expect(Math.sqrt(dot(v, v))).toBeCloseTo(1, 5);
+    }
+    expect(dot(cat!, rug!)).toBeGreaterThan(dot(cat!, revenue!) + 0.3);
+  });
+
+  it("embeds a text the same alone and inside a batch of varied lengths", async () => {
+    const texts = paraphrases.flat();
+    const batched = await embedder.embed(texts);
+    for (const i of [0, 7, 23, 39]) {
+      const [alone] = await embedder.embed([texts[i]!]);
+      const maxDiff = Math.max(...alone!.map((x, d) => Math.abs(x - batched[i]![d]!)));
+      expect(maxDiff).toBeLessThan(1e-5);
+    }
+  });
+
+  it("returns [] for no texts", async () => {
+    expect(await embedder.embed([])).toEqual([]);
+  });
+
+  it("handles empty and very long texts", async () => {
+    const [empty, long] = await embedder.embed(["", "memory ".repeat(5000)]);
+    expect(empty).toHaveLength(512);
+    expect(Math.sqrt(dot(long!, long!))).toBeCloseTo(1, 5);
+  });
+
+  it("finds the paraphrase at rank 1 for at least 17 of 20 pairs", async () => {
+    const left = await embedder.embed(paraphrases.map(([a]) => a));
+    const right = await embedder.embed(paraphrases.map(([, b]) => b));
+    const hits = left.filter((a, i) => {
+      const scores = right.map((b) => dot(a, b));
+      return scores.indexOf(Math.max(...scores)) === i;
+    }).length;
+    expect(hits).toBeGreaterThanOrEqual(17);
+  });
+
+  it("serves a query queued behind a bulk call before the bulk call finishes", async () => {
+    const single = await UseLiteEmbedder.create({ batchSize: 4, workers: 1 });
+    try {
+      const finished: string[] = [];
+      const bulk = single.embed(paraphrases.flat()).then(() => finished.push("bulk"));
+      const query = single.embed(["where are backups stored?"]).then(() => finished.push("query"));
+      await Promise.all([bulk, query]);
+      expect(finished).toEqual(["query", "bulk"]);
+    } finally {
+      await single.close();
+    }
+  });
+
+  it("fails cleanly after close", async () => {
+    const closing = await UseLiteEmbedder.create({ batchSize: 4, workers: 1 });
+    await closing.close();
+    await expect(closing.embed(["late"])).rejects.toThrow(/closed/);
+  });
+});

@@ -1,0 +1,141 @@
+import { execFile, spawn } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { pino } from "pino";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startApp } from "../../src/app.js";
+import { loadConfig } from "../../src/config.js";
+import { createIndexer } from "../../src/recall/indexer.js";
+import type { VectorIndex } from "../../src/recall/vector/vector-index.js";
+import { adminKey, rest, startTestServer, type TestServer } from "../support/test-server.js";
+
+const outboxSize = async (server: TestServer) =>
+  (await server.app.db.query<{ n: number }>("select count(*)::int as n from index_outbox"))[0]!.n;
+
+describe("indexing follows Postgres through the outbox", () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer("pglite");
+  });
+  afterAll(() => server?.close());
+
+  it("keeps jobs queued while the vector index fails, and indexes them once it recovers", async () => {
+    await server.app.indexer.stop();
+    const agent = rest(server.url, await server.createKey("acme", "agent-1"));
+    const created = await agent("POST", "/api/v1/agent/memories", {
+      memories: [
+        { content: "The failover runbook is in the ops wiki", type: "bookmark" },
+        { content: "Never restart the primary during business hours", type: "directive" },
+      ],
+    });
+    expect(await outboxSize(server)).toBe(2);
+
+    let failing = true;
+    const flaky: VectorIndex = {
+      ...server.app.vectors,
+      upsert: (records) => (failing ? Promise.reject(new Error("disk full")) : server.app.vectors.upsert(records)),
+    };
+    const embedder = { info: { provider: "use-lite" as const, model: "test", dimensions: 512 }, embed: async (t: readonly string[]) => t.map(() => new Float32Array(512).fill(1 / Math.sqrt(512))), close: async () => undefined };
+    const indexer = createIndexer(server.app.db, flaky, embedder, pino({ level: "silent" }));
+    await expect(indexer.drain()).rejects.toThrow("disk full");
+    expect(await outboxSize(server)).toBe(2);
+    for (const id of created.body.ids) expect(await server.app.vectors.ids()).not.toContain(id);
+
+    failing = false;
+    expect(await indexer.drain()).toBe(2);
+    expect(await outboxSize(server)).toBe(0);
+    const indexed = await server.app.vectors.ids();
+    for (const id of created.body.ids) expect(indexed).toContain(id);
+  });
+});
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const probe = net.createServer().listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as net.AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+describe("a node killed before indexing", () => {
+  let dataDir: string;
+  beforeAll(async () => {
+    dataDir = await mkdtemp(path.join(os.tmpdir(), "agentmem-kill-"));
+  });
+  afterAll(() => rm(dataDir, { recursive: true, force: true }));
+
+  it("loses nothing: the next start indexes what was committed", async () => {
+    const port = await freePort();
+    const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+      env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", DATA_DIR: dataDir, AGENTMEM_ADMIN_KEY: adminKey, INDEXER_ENABLED: "false", LOG_LEVEL: "warn" },
+      stdio: "ignore",
+    });
+    const base = `http://127.0.0.1:${port}`;
+    for (let i = 0; i < 200; i++) {
+      if (await fetch(`${base}/readyz`).then((r) => r.ok, () => false)) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const keyRes = await fetch(`${base}/api/v1/admin/keys`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${adminKey}`, "content-type": "application/json" },
+      body: JSON.stringify({ workspace: "acme", container: "agent-1" }),
+    });
+    const { key } = (await keyRes.json()) as { key: string };
+    const created = await rest(base, key)("POST", "/api/v1/agent/memories", { content: "The espresso machine needs descaling monthly", type: "fact" });
+    expect(created.status).toBe(200);
+    child.kill("SIGKILL");
+    await new Promise((resolve) => child.once("exit", resolve));
+
+    const server = await startTestServer("pglite", { DATA_DIR: dataDir });
+    try {
+      await server.app.indexer.drain();
+      expect(await server.app.vectors.ids()).toContain(created.body.ids[0]);
+      const found = await rest(server.url, key)("POST", "/api/v1/agent/recall", { query: "coffee maker maintenance", searchMode: "semantic", limit: 1 });
+      expect(found.body.memories[0].id).toBe(created.body.ids[0]);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe("embedding model changes", () => {
+  it("refuse to start with a clear message until `agentmem reindex` re-embeds everything", async () => {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), "agentmem-model-"));
+    try {
+      const first = await startTestServer("pglite", { DATA_DIR: dataDir });
+      const agent = rest(first.url, await first.createKey("acme", "agent-1"));
+      const created = await agent("POST", "/api/v1/agent/memories", { content: "Invoices are due on the 15th", type: "fact" });
+      await first.app.indexer.drain();
+      await first.app.db.query("update vector_index_state set provider = 'openai', model = 'text-embedding-3-small', dimensions = 1536");
+      await first.close();
+
+      const config = loadConfig({ PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, LOG_LEVEL: "silent" });
+      await expect(startApp(config)).rejects.toThrow(/openai\/text-embedding-3-small \(1536-d\).*use-lite.*agentmem reindex/s);
+
+      const { stdout } = await promisify(execFile)(process.execPath, ["src/cli/agentmem.mjs", "reindex"], {
+        env: { ...process.env, DATA_DIR: dataDir },
+        timeout: 120_000,
+      });
+      expect(stdout).toContain("re-embedding with use-lite/universal-sentence-encoder-lite (512-d)");
+      expect(stdout).toMatch(/done: 1 jobs/);
+
+      const again = await startTestServer("pglite", { DATA_DIR: dataDir });
+      try {
+        await again.app.indexer.drain();
+        const found = await rest(again.url, await again.createKey("acme", "agent-1"))("POST", "/api/v1/agent/recall", {
+          query: "when are invoices due",
+          searchMode: "semantic",
+        });
+        expect(found.body.memories[0].id).toBe(created.body.ids[0]);
+      } finally {
+        await again.close();
+      }
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,415 @@
+import { spawn } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { connect } from "@lancedb/lancedb";
+import { afterEach, describe, expect, it } from "vitest";
+import type { Database } from "../../src/db/database.js";
+import { openPglite } from "../../src/db/pglite.js";
+import { openLanceIndex } from "../../src/recall/vector/lancedb-index.js";
+import { openPgvectorIndex } from "../../src/recall/vector/pgvector-index.js";
+import type { VectorFilter, VectorIndex, VectorRecord } from "../../src/recall/vector/vector-index.js";
+
+const dims = 32;
+const repoRoot = path.resolve(import.meta.dirname, "../..");
+
+/** mulberry32: small, seeded, and without the short cycles of an LCG (duplicate vectors would tie). */
+function prng(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function unitVector(rand: () => number): Float32Array {
+  const v = Float32Array.from({ length: dims }, () => rand() - 0.5);
+  const norm = Math.hypot(...v);
+  return v.map((x) => x / norm);
+}
+
+function cosine(a: Float32Array, b: Float32Array): number {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    dot += a[i]! * b[i]!;
+    na += a[i]! * a[i]!;
+    nb += b[i]! * b[i]!;
+  }
+  return dot / Math.sqrt(na * nb);
+}
+
+const day = 86_400_000;
+const t0 = Date.UTC(2025, 0, 1);
+
+function record(rand: () => number, i: number, overrides: Partial<VectorRecord> = {}): VectorRecord {
+  return {
+    id: `mem_${String(i).padStart(26, "0")}`,
+    workspaceId: "ws_a",
+    containers: ["main"],
+    type: "fact",
+    tags: [],
+    severity: null,
+    confidence: 1,
+    state: "active",
+    validFrom: t0,
+    validUntil: null,
+    createdAt: t0 + i * day,
+    vector: unitVector(rand),
+    ...overrides,
+  };
+}
+
+/** The filter semantics, written out plainly, for brute-force expectations. */
+function matches(r: VectorRecord, f: VectorFilter): boolean {
+  const anyOf = (have: string[], want?: string[]) => !want || have.some((h) => want.includes(h));
+  return (
+    r.workspaceId === f.workspaceId &&
+    anyOf(r.containers, f.containers) &&
+    anyOf([r.id], f.ids) &&
+    anyOf([r.type], f.types) &&
+    anyOf(r.tags, f.tags) &&
+    (!f.severities || (r.severity !== null && f.severities.includes(r.severity))) &&
+    (f.minConfidence === undefined || r.confidence >= f.minConfidence) &&
+    anyOf([r.state], f.states) &&
+    (f.createdAfter === undefined || r.createdAt >= f.createdAfter) &&
+    (f.createdBefore === undefined || r.createdAt < f.createdBefore) &&
+    (f.validAt === undefined || (r.validFrom <= f.validAt && (r.validUntil === null || r.validUntil > f.validAt)))
+  );
+}
+
+function bruteForce(records: VectorRecord[], query: Float32Array, filter: VectorFilter, k: number) {
+  return records
+    .filter((r) => matches(r, filter))
+    .map((r) => ({ id: r.id, similarity: cosine(r.vector, query) }))
+    .sort((a, b) => b.similarity - a.similarity)
+    .slice(0, k);
+}
+
+async function expectExact(index: VectorIndex, records: VectorRecord[], query: Float32Array, filter: VectorFilter, k: number) {
+  const expected = bruteForce(records, query, filter, k);
+  const got = await index.search(query, filter, k);
+  expect(got.map((h) => h.id)).toEqual(expected.map((h) => h.id));
+  got.forEach((h, i) => expect(Math.abs(h.similarity - expected[i]!.similarity)).toBeLessThan(1e-4));
+  return got;
+}
+
+interface Opened {
+  index: VectorIndex;
+  /** Whether the ANN index exists, checked from outside the module. */
+  hasAnnIndex(): Promise<boolean>;
+  cleanup(): Promise<void>;
+}
+
+interface Backend {
+  name: "lancedb" | "pgvector";
+  open(options?: { annThreshold?: number }): Promise<Opened>;
+}
+
+const lancedb: Backend = {
+  name: "lancedb",
+  async open(options = {}) {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "agentmem-lance-test-"));
+    const index = await openLanceIndex({ uri: dir, dimensions: dims, ...options });
+    return {
+      index,
+      async hasAnnIndex() {
+        const conn = await connect(dir);
+        const table = await conn.openTable(`memories_v1_${dims}`);
+        const found = (await table.listIndices()).some((i) => i.indexType === "IvfFlat");
+        conn.close();
+        return found;
+      },
+      async cleanup() {
+        await index.close();
+        await rm(dir, { recursive: true, force: true });
+      },
+    };
+  },
+};
+
+const pgvector: Backend = {
+  name: "pgvector",
+  async open() {
+    const db: Database = await openPglite("memory://", { vector: true });
+    const index = await openPgvectorIndex(db, dims);
+    return {
+      index,
+      async hasAnnIndex() {
+        const rows = await db.query<{ indexdef: string }>("select indexdef from pg_indexes where tablename = $1", [
+          `memory_vectors_${dims}`,
+        ]);
+        return rows.some((r) => r.indexdef.includes("USING hnsw"));
+      },
+      async cleanup() {
+        await index.close();
+        await db.close();
+      },
+    };
+  },
+};
+
+describe.each([lancedb, pgvector])("vector index ($name)", (backend) => {
+  let opened: Opened[] = [];
+  const open = async (options?: { annThreshold?: number }) => {
+    const o = await backend.open(options);
+    opened.push(o);
+    return o.index;
+  };
+  afterEach(async () => {
+    await Promise.all(opened.map((o) => o.cleanup()));
+    opened = [];
+  });
+
+  it("returns the exact nearest neighbours with their cosine similarity", async () => {
+    const index = await open();
+    const rand = prng(1);
+    const records = Array.from({ length: 500 }, (_, i) => record(rand, i));
+    await index.upsert(records);
+    expect(await index.count()).toBe(500);
+    for (let q = 0; q < 10; q++) {
+      await expectExact(index, records, unitVector(rand), { workspaceId: "ws_a", containers: ["main"] }, 10);
+    }
+    // The query vector itself comes back first with similarity 1.
+    const [first] = await index.search(records[42]!.vector, { workspaceId: "ws_a" }, 1);
+    expect(first!.id).toBe(records[42]!.id);
+    expect(first!.similarity).toBeCloseTo(1, 4);
+  });
+
+  it("replaces a record on re-upsert: vector and filter columns", async () => {
+    const index = await open();
+    const rand = prng(2);
+    const records = Array.from({ length: 50 }, (_, i) => record(rand, i));
+    await index.upsert(records);
+    const replaced = record(rand, 7, { type: "decision", tags: ["new"] });
+    await index.upsert([replaced]);
+    expect(await index.count()).toBe(50);
+
+    const [hit] = await index.search(replaced.vector, { workspaceId: "ws_a", types: ["decision"] }, 5);
+    expect(hit).toEqual({ id: replaced.id, similarity: expect.closeTo(1, 4) });
+    const asFact = await index.search(replaced.vector, { workspaceId: "ws_a", types: ["fact"] }, 50);
+    expect(asFact.map((h) => h.id)).not.toContain(replaced.id);
+    // The same id twice in one batch: the last one wins.
+    const last = record(rand, 8, { type: "event" });
+    await index.upsert([record(rand, 8, { type: "skill" }), last]);
+    const events = await index.search(last.vector, { workspaceId: "ws_a", types: ["event", "skill"] }, 5);
+    expect(events).toEqual([{ id: last.id, similarity: expect.closeTo(1, 4) }]);
+  });
+
+  it("deletes by id, escaping ids that are not well formed", async () => {
+    const index = await open();
+    expect(await index.ids()).toEqual(new Set());
+    const rand = prng(3);
+    const odd = ["mem_o'brien", "mem_back\\slash", "mem_'); drop table x; --"];
+    const records = [
+      ...Array.from({ length: 10 }, (_, i) => record(rand, i)),
+      ...odd.map((id, i) => record(rand, 100 + i, { id })),
+    ];
+    await index.upsert(records);
+    expect(await index.count()).toBe(13);
+    await index.delete([records[0]!.id, ...odd, "mem_absent"]);
+    expect(await index.count()).toBe(9);
+    expect(await index.ids()).toEqual(new Set(records.slice(1, 10).map((r) => r.id)));
+    const hits = await index.search(records[0]!.vector, { workspaceId: "ws_a" }, 20);
+    expect(hits.map((h) => h.id)).not.toContain(records[0]!.id);
+    await index.delete([]);
+    await index.upsert([]);
+    expect(await index.count()).toBe(9);
+  });
+
+  it("applies every filter field inside the index", async () => {
+    const index = await open();
+    const rand = prng(4);
+    const pick = <T>(values: readonly T[]) => values[Math.floor(rand() * values.length)]!;
+    const records = Array.from({ length: 400 }, (_, i) =>
+      record(rand, i, {
+        workspaceId: pick(["ws_a", "ws_a", "ws_b"]),
+        containers: pick([["main"], ["ops"], ["main", "ops"], ["docs"]]),
+        type: pick(["fact", "decision", "event"]),
+        tags: pick([[], ["red"], ["blue"], ["red", "green"]]),
+        severity: pick([null, "low", "high", "critical"]),
+        confidence: pick([0.2, 0.5, 0.7, 0.9, 1]),
+        state: pick(["active", "active", "shadowed"]),
+        validFrom: t0 + pick([0, 10, 20]) * day,
+        validUntil: pick([null, t0 + 15 * day, t0 + 30 * day]),
+        createdAt: t0 + (i % 40) * day,
+      }),
+    );
+    await index.upsert(records);
+    const ws = { workspaceId: "ws_a" };
+    const filters: VectorFilter[] = [
+      ws,
+      { workspaceId: "ws_b" },
+      { workspaceId: "ws_c" },
+      { ...ws, containers: ["ops"] },
+      { ...ws, containers: ["docs", "ops"] },
+      { ...ws, types: ["decision"] },
+      { ...ws, types: ["decision", "event"] },
+      { ...ws, tags: ["red"] },
+      { ...ws, tags: ["green", "blue"] },
+      { ...ws, severities: ["high", "critical"] },
+      { ...ws, minConfidence: 0.7 },
+      { ...ws, states: ["active"] },
+      { ...ws, createdAfter: t0 + 10 * day },
+      { ...ws, createdBefore: t0 + 10 * day },
+      { ...ws, createdAfter: t0 + 5 * day, createdBefore: t0 + 8 * day },
+      { ...ws, validAt: t0 + 5 * day }, // only rows valid from t0; open-ended and bounded
+      { ...ws, validAt: t0 + 15 * day }, // a window ending exactly now is over
+      { ...ws, validAt: t0 + 20 * day }, // a window starting exactly now has begun
+      { ...ws, validAt: t0 + 40 * day }, // only open-ended windows
+      { ...ws, ids: records.slice(0, 30).map((r) => r.id) },
+      {
+        ...ws,
+        containers: ["main"],
+        types: ["fact", "event"],
+        tags: ["red"],
+        severities: ["low", "high"],
+        minConfidence: 0.5,
+        states: ["active"],
+        createdAfter: t0,
+        createdBefore: t0 + 35 * day,
+        validAt: t0 + 12 * day,
+      },
+    ];
+    for (const filter of filters) {
+      const query = unitVector(rand);
+      const expected = bruteForce(records, query, filter, 400);
+      const got = await expectExact(index, records, query, filter, 400);
+      expect(got.length, JSON.stringify(filter)).toBe(expected.length);
+      // And with a small k, the top of that list.
+      await expectExact(index, records, query, filter, 5);
+    }
+    // Filters that must have admitted something, so the comparisons above were not vacuous.
+    expect(bruteForce(records, unitVector(rand), { ...ws, validAt: t0 + 40 * day }, 400).length).toBeGreaterThan(0);
+    for (const empty of [{ containers: [] }, { types: [] }, { tags: [] }, { ids: [] }]) {
+      expect(await index.search(unitVector(rand), { ...ws, ...empty }, 10)).toEqual([]);
+    }
+  });
+
+  it("finds every match of a selective filter, before and after the ANN index exists", async () => {
+    const index = await open({ annThreshold: 1000 });
+    const o = opened.at(-1)!;
+    const rand = prng(5);
+    const records = Array.from({ length: 3000 }, (_, i) =>
+      record(rand, i, { containers: i % 600 === 0 ? ["rare"] : i % 10 === 1 ? ["tenth"] : ["common"] }),
+    );
+    await index.upsert(records);
+    const rare = { workspaceId: "ws_a", containers: ["rare"] };
+    const queries = Array.from({ length: 5 }, () => unitVector(rand));
+    for (const q of queries) expect(await expectExact(index, records, q, rare, 10)).toHaveLength(5);
+
+    await index.optimize();
+    expect(await o.hasAnnIndex()).toBe(true);
+    for (const q of queries) expect(await expectExact(index, records, q, rare, 10)).toHaveLength(5);
+    // A filter broad enough for the ANN index to be used still yields k matching rows, and (nearly) the exact ones.
+    const tenth = { workspaceId: "ws_a", containers: ["tenth"] };
+    let found = 0;
+    for (const q of queries) {
+      const exact = new Set(bruteForce(records, q, tenth, 10).map((h) => h.id));
+      const hits = await index.search(q, tenth, 10);
+      expect(hits).toHaveLength(10);
+      expect(hits.every((h) => Number(h.id.slice(4)) % 10 === 1)).toBe(true);
+      found += hits.filter((h) => exact.has(h.id)).length;
+    }
+    expect(found / 50).toBeGreaterThanOrEqual(0.9);
+
+    // Rows written after the index was built are found too.
+    const late = record(rand, 5000, { containers: ["rare"] });
+    records.push(late);
+    await index.upsert([late]);
+    for (const q of queries) expect(await expectExact(index, records, q, rare, 10)).toHaveLength(6);
+    await index.optimize();
+    for (const q of queries) expect(await expectExact(index, records, q, rare, 10)).toHaveLength(6);
+    expect(await index.count()).toBe(3001);
+    expect((await index.ids()).size).toBe(3001);
+  });
+
+  it("keeps writing while optimize runs", async () => {
+    const index = await open({ annThreshold: 500 });
+    const rand = prng(6);
+    const records = Array.from({ length: 1000 }, (_, i) => record(rand, i));
+    await index.upsert(records.slice(0, 800));
+    await Promise.all([
+      index.optimize(),
+      ...[0, 1, 2, 3].map((b) => index.upsert(records.slice(800 + b * 50, 850 + b * 50))),
+      index.delete([records[0]!.id]),
+    ]);
+    expect(await index.count()).toBe(999);
+    await expectExact(index, records.slice(1), unitVector(rand), { workspaceId: "ws_a" }, 10);
+  });
+});
+
+describe("LanceDB across processes", () => {
+  it("a second handle on the same directory sees the first one's writes within the consistency interval", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "agentmem-lance-test-"));
+    const interval = 0.5;
+    const writer = await openLanceIndex({ uri: dir, dimensions: dims, readConsistencySeconds: interval });
+    const reader = await openLanceIndex({ uri: dir, dimensions: dims, readConsistencySeconds: interval });
+    try {
+      const rand = prng(7);
+      const records = Array.from({ length: 20 }, (_, i) => record(rand, i));
+      expect(await reader.count()).toBe(0);
+      await writer.upsert(records);
+      const written = Date.now();
+      while ((await reader.count()) < 20) {
+        expect(Date.now() - written).toBeLessThan(interval * 1000 + 1000);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      const [hit] = await reader.search(records[3]!.vector, { workspaceId: "ws_a" }, 1);
+      expect(hit!.id).toBe(records[3]!.id);
+    } finally {
+      await writer.close();
+      await reader.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("close()", () => {
+  it("releases everything, so a process that used both backends exits", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "agentmem-close-test-"));
+    const script = path.join(dir, "use-and-close.mts");
+    const src = (file: string) => JSON.stringify(path.join(repoRoot, "src", file));
+    await writeFile(
+      script,
+      `import { openPglite } from ${src("db/pglite.ts")};
+       import { openLanceIndex } from ${src("recall/vector/lancedb-index.ts")};
+       import { openPgvectorIndex } from ${src("recall/vector/pgvector-index.ts")};
+       const db = await openPglite("memory://", { vector: true });
+       const indexes = [await openLanceIndex({ uri: ${JSON.stringify(path.join(dir, "lance"))}, dimensions: 2 }), await openPgvectorIndex(db, 2)];
+       const r = { id: "mem_1", workspaceId: "w", containers: ["c"], type: "fact", tags: [], severity: null, confidence: 1,
+         state: "active", validFrom: 0, validUntil: null, createdAt: 0, vector: new Float32Array([1, 0]) };
+       for (const index of indexes) {
+         await index.upsert([r]);
+         await index.search(r.vector, { workspaceId: "w" }, 1);
+         await index.optimize();
+         await index.close();
+       }
+       await db.close();
+       console.log("closed");`,
+    );
+    try {
+      const child = spawn(process.execPath, ["--import", "tsx", script], { cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"] });
+      let out = "";
+      child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+      child.stderr.on("data", (d: Buffer) => (out += d.toString()));
+      const exited = await new Promise<number | null>((resolve) => {
+        const timer = setTimeout(() => {
+          child.kill("SIGKILL");
+          resolve(null);
+        }, 20_000);
+        child.on("exit", (code) => {
+          clearTimeout(timer);
+          resolve(code);
+        });
+      });
+      expect(out).toContain("closed");
+      expect(exited).toBe(0);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
