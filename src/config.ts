@@ -31,6 +31,8 @@ const envSchema = z.object({
   /** Directory holding local ONNX models for the transformers provider (remote models are never fetched). */
   EMBEDDING_MODEL_PATH: z.string().min(1).optional(),
   EMBEDDING_BATCH_SIZE: z.coerce.number().int().min(1).max(2048).default(32),
+  /** Worker threads running the built-in model; default one per core, at most two. */
+  EMBEDDING_WORKERS: z.coerce.number().int().min(1).max(64).optional(),
   /** Query embeddings kept in memory, so repeated queries skip the model. */
   EMBEDDING_CACHE_SIZE: z.coerce.number().int().min(0).default(10_000),
 

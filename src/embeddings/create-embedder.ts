@@ -1,12 +1,12 @@
 import { availableParallelism } from "node:os";
-import type { Config } from "../config.js";
+import { ConfigError, type Config } from "../config.js";
 import type { Embedder } from "./embedder.js";
 import { OpenAiEmbedder } from "./openai-embedder.js";
 import { TransformersEmbedder } from "./transformers-embedder.js";
 import { UseLiteEmbedder } from "./use-lite-embedder.js";
 
 function required(value: string | undefined, name: string, provider: string): string {
-  if (!value) throw new Error(`${name} is required when EMBEDDING_PROVIDER=${provider}`);
+  if (!value) throw new ConfigError(`invalid configuration:\n  ${name}: is required when EMBEDDING_PROVIDER=${provider}`);
   return value;
 }
 
@@ -15,7 +15,7 @@ export async function createEmbedder(config: Config): Promise<Embedder> {
   const batchSize = config.EMBEDDING_BATCH_SIZE;
   switch (config.EMBEDDING_PROVIDER) {
     case "use-lite":
-      return UseLiteEmbedder.create({ batchSize, workers: useLiteWorkers() });
+      return UseLiteEmbedder.create({ batchSize, workers: config.EMBEDDING_WORKERS ?? defaultUseLiteWorkers() });
     case "openai":
       return OpenAiEmbedder.create({
         url: required(config.EMBEDDING_URL, "EMBEDDING_URL", "openai"),
@@ -33,5 +33,5 @@ export async function createEmbedder(config: Config): Promise<Embedder> {
   }
 }
 
-/** One model worker per core, at most two: more copies cost memory without adding throughput here. */
-const useLiteWorkers = () => Math.min(2, availableParallelism());
+/** One model worker per core, at most two: each copy costs ~250 MB, and the server needs CPU too. */
+const defaultUseLiteWorkers = () => Math.min(2, availableParallelism());
