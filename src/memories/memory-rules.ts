@@ -94,7 +94,7 @@ const memoryRules = z
 export interface MemoryDraft {
   content: string;
   type: string;
-  /** Empty when the caller named none; the key's container is used then. */
+  /** As validated: empty when the caller named none (the key's container is used then). */
   containers: string[];
   tags: string[];
   source: string;
@@ -102,6 +102,7 @@ export interface MemoryDraft {
   validUntil: Date | null;
   metadata: JsonObject;
   confidence: number;
+  /** low | medium | high | critical, or null. */
   severity: string | null;
 }
 

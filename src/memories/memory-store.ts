@@ -1,22 +1,12 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { Scope } from "../accounts/container-scope.js";
 import type { Sql } from "../db/database.js";
+import type { MemoryDraft } from "./memory-rules.js";
 
-/** One version of a memory as stored. */
-export interface MemoryRecord {
+/** One version of a memory as stored: its validated fields plus identity, state and history. */
+export interface MemoryRecord extends MemoryDraft {
   id: string;
   workspaceId: string;
-  content: string;
-  type: string;
-  containers: string[];
-  tags: string[];
-  source: string;
-  validFrom: Date;
-  validUntil: Date | null;
-  metadata: JsonObject;
-  confidence: number;
-  /** low | medium | high | critical, or null. */
-  severity: string | null;
   /** active | shadowed. */
   state: string;
   version: number;
