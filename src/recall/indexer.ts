@@ -45,6 +45,9 @@ export function createIndexer(db: Database, vectors: VectorIndex, embedder: Embe
     if (writesSinceOptimize >= opts.optimizeEvery) {
       writesSinceOptimize = 0;
       await vectors.optimize();
+      // Embedded Postgres (PGlite) runs no autovacuum: without statistics the planner filters every memory
+      // of a container instead of using the full-text index (keyword search at 100k memories: p50 209 -> 124 ms).
+      await db.query("analyze memories");
     }
     return jobs.length;
   }

@@ -40,26 +40,27 @@ with terms as (
   from ts_debug('english', $1) with ordinality as d, unnest(d.lexemes) as l(lexeme)
   order by l.lexeme, d.ordinality
 ),
--- Materialized: inlined, the planner re-runs these counts for every (matched row, term) pair.
-df as materialized (
-  select t.lexeme, t.word,
-    (select count(*) from memories m where m.tsv @@ quote_literal(t.lexeme)::tsquery and ${scopeCondition})::float8 as df
-  from terms t
+query as materialized (
+  select string_agg(quote_literal(lexeme), ' | ')::tsquery as q, array_agg(lexeme) as lexemes from terms
 ),
-matched as (
-  select m.id, m.tsv from memories m
-  where m.tsv @@ (select string_agg(quote_literal(lexeme), ' | ')::tsquery from terms) and ${scopeCondition}
-)
-select mt.id,
-  sum(ln(1 + ($9 - d.df + 0.5) / (d.df + 0.5)) * f.tf * ${k1 + 1}
-      / (f.tf + ${k1} * (${1 - b} + ${b} * length(mt.tsv) / $10))) as bm25,
-  array_agg(d.word order by d.word) as words
-from matched mt
-cross join lateral unnest(mt.tsv) as u
-join df d on d.lexeme = u.lexeme
-cross join lateral (select coalesce(array_length(u.positions, 1), 1)::float8 as tf) f
-group by mt.id
-order by bm25 desc, mt.id
+-- One pass over the memories in scope that contain a query term (GIN index): each (memory, term) with
+-- its term frequency. Document frequencies are counted from these same rows, not by one scan per term.
+hits as materialized (
+  select m.id, length(m.tsv)::float8 as len, u.lexeme, coalesce(array_length(u.positions, 1), 1)::float8 as tf
+  from memories m cross join lateral unnest(m.tsv) as u
+  where m.tsv @@ (select q from query) and ${scopeCondition}
+    and u.lexeme = any((select lexemes from query)::text[])
+),
+df as (select lexeme, count(*)::float8 as df from hits group by lexeme)
+select h.id,
+  sum(ln(1 + ($9 - d.df + 0.5) / (d.df + 0.5)) * h.tf * ${k1 + 1}
+      / (h.tf + ${k1} * (${1 - b} + ${b} * h.len / $10))) as bm25,
+  array_agg(t.word order by t.word) as words
+from hits h
+join df d on d.lexeme = h.lexeme
+join terms t on t.lexeme = h.lexeme
+group by h.id
+order by bm25 desc, h.id
 limit $11`;
 
 const statsSql = `select count(*)::float8 as n, coalesce(avg(length(m.tsv)), 1)::float8 as avgdl
