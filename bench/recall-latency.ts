@@ -37,6 +37,7 @@ import { startServer, type BenchServer } from "./lib/server.js";
 import { Recorder, type PhaseResult } from "./lib/stats.js";
 import { syntheticMemory, syntheticQueries } from "./lib/synthetic.js";
 import { alignedTable } from "./lib/table.js";
+import { onCleanUp, runBench, stopAfter } from "./lib/run.js";
 
 const batchSize = 100;
 const ingestConcurrency = 4;
@@ -288,21 +289,9 @@ function report(sizes: SizeResult[], notes: string[]): string {
   ].join("\n");
 }
 
-const cleanups: Array<() => Promise<void> | void> = [];
-async function cleanUp(): Promise<void> {
-  for (let c = cleanups.pop(); c; c = cleanups.pop()) {
-    await Promise.resolve()
-      .then(c)
-      .catch((err: unknown) => console.error("cleanup failed:", err));
-  }
-}
-
 async function main(): Promise<number> {
   const options = parseOptions(process.argv.slice(2));
-  setTimeout(() => {
-    console.error(`bench exceeded --timeout ${options.timeoutS} s; stopping`);
-    void cleanUp().then(() => process.exit(1));
-  }, options.timeoutS * 1000).unref();
+  stopAfter(options.timeoutS);
   const startedMs = performance.now();
   const runInfo = {
     backend: "pglite + lancedb",
@@ -317,10 +306,10 @@ async function main(): Promise<number> {
   };
   console.error("starting the server (PGlite + LanceDB)…");
   const server = await startServer(undefined);
-  cleanups.push(server.stop);
+  onCleanUp(server.stop);
   const key = await server.createKey("bench", container);
   const grpc = recallGrpcClient(server.url, key);
-  cleanups.push(() => grpc.close());
+  onCleanUp(() => grpc.close());
   // Enough distinct queries for every phase at the highest rate seen on this machine, with room to spare.
   const queries = syntheticQueries(60_000);
   let q = 0;
@@ -343,19 +332,4 @@ async function main(): Promise<number> {
   return failing.length > 0 ? 1 : 0;
 }
 
-process.once("SIGINT", () => {
-  console.error("interrupted; stopping the server");
-  void cleanUp().then(() => process.exit(130));
-});
-
-main().then(
-  async (code) => {
-    await cleanUp();
-    process.exit(code);
-  },
-  async (err: unknown) => {
-    console.error(err);
-    await cleanUp();
-    process.exit(1);
-  },
-);
+runBench(main);

@@ -19,6 +19,7 @@ import { restLoad, type RestLoad } from "./lib/rest-load.js";
 import { scratchDatabase } from "./lib/scratch-database.js";
 import { startServer } from "./lib/server.js";
 import { Recorder, type PhaseInfo, type PhaseResult } from "./lib/stats.js";
+import { onCleanUp, runBench, stopAfter } from "./lib/run.js";
 
 const batchSize = 100; // the server's maximum
 const warmupS = 3;
@@ -197,23 +198,9 @@ function shuffle<T>(items: T[]): T[] {
 }
 
 // Resources to release on every exit path, newest first: gRPC client, server, scratch database.
-const cleanups: Array<() => Promise<void> | void> = [];
-
-async function cleanUp(): Promise<void> {
-  for (let c = cleanups.pop(); c; c = cleanups.pop()) {
-    await Promise.resolve()
-      .then(c)
-      .catch((err: unknown) => console.error("cleanup failed:", err));
-  }
-}
-
 async function main(): Promise<number> {
   const options = parseOptions(process.argv.slice(2));
-  // Whatever hangs, the run ends by itself.
-  setTimeout(() => {
-    console.error(`bench exceeded --timeout ${options.timeoutS} s; stopping`);
-    void cleanUp().then(() => process.exit(1));
-  }, options.timeoutS * 1000).unref();
+  stopAfter(options.timeoutS);
 
   const backend: RunInfo["backend"] = options.databaseUrl ? "postgres" : "pglite";
   const run: RunInfo = {
@@ -227,13 +214,13 @@ async function main(): Promise<number> {
     startedAt: new Date().toISOString(),
   };
   const database = options.databaseUrl ? await scratchDatabase(options.databaseUrl) : undefined;
-  if (database) cleanups.push(database.drop);
+  if (database) onCleanUp(database.drop);
   console.error(`starting the server (${backend})…`);
   const server = await startServer(database?.url);
-  cleanups.push(server.stop);
+  onCleanUp(server.stop);
   const key = await server.createKey("bench", "agent-1");
   const grpc = memoryGrpcClient(server.url, key);
-  cleanups.push(() => grpc.close());
+  onCleanUp(() => grpc.close());
 
   const results = await runPhases({ options, url: server.url, key, grpc, stored: 0, ids: [] });
 
@@ -249,19 +236,4 @@ async function main(): Promise<number> {
   return failing.length > 0 ? 1 : 0;
 }
 
-process.once("SIGINT", () => {
-  console.error("interrupted; stopping the server");
-  void cleanUp().then(() => process.exit(130));
-});
-
-main().then(
-  async (code) => {
-    await cleanUp();
-    process.exit(code);
-  },
-  async (err: unknown) => {
-    console.error(err);
-    await cleanUp();
-    process.exit(1);
-  },
-);
+runBench(main);

@@ -10,7 +10,33 @@ const protoDir = fileURLToPath(new URL("../../proto", import.meta.url));
 
 type Callback = (err: grpc.ServiceError | null, res?: unknown) => void;
 type Unary = (req: object, metadata: grpc.Metadata, options: grpc.CallOptions, cb: Callback) => void;
-type MemoryServiceClient = grpc.Client & { createMemories: Unary; getMemory: Unary };
+
+const callTimeoutMs = 30_000;
+
+/** A client of one agent.v1 service on one HTTP/2 connection, authenticating every call with `key`. */
+function serviceClient(baseUrl: string, protoFile: string, service: string, key: string) {
+  const definition = protoLoader.loadSync(protoFile, {
+    includeDirs: [protoDir],
+    keepCase: false,
+    longs: String,
+    enums: String,
+    defaults: true,
+    oneofs: true,
+  });
+  const agentV1 = (grpc.loadPackageDefinition(definition) as any).agent.v1;
+  const client: grpc.Client & Record<string, Unary> = new agentV1[service](new URL(baseUrl).host, grpc.credentials.createInsecure());
+  const metadata = new grpc.Metadata();
+  metadata.set("authorization", `Bearer ${key}`);
+  return {
+    call: (method: string, req: object) =>
+      new Promise<unknown>((resolve, reject) => {
+        client[method]!.call(client, req, metadata, { deadline: Date.now() + callTimeoutMs }, (err, res) =>
+          err ? reject(new CallFailure(`gRPC ${grpc.status[err.code]}`)) : resolve(res),
+        );
+      }),
+    close: () => client.close(),
+  };
+}
 
 export interface MemoryGrpc {
   createMemories(req: object): Promise<unknown>;
@@ -18,64 +44,21 @@ export interface MemoryGrpc {
   close(): void;
 }
 
-const callTimeoutMs = 30_000;
-
-/** A MemoryService client on one HTTP/2 connection, authenticating every call with `key`. */
 export function memoryGrpcClient(baseUrl: string, key: string): MemoryGrpc {
-  const definition = protoLoader.loadSync("agent/v1/memory.proto", {
-    includeDirs: [protoDir],
-    keepCase: false,
-    longs: String,
-    enums: String,
-    defaults: true,
-    oneofs: true,
-  });
-  const agentV1 = (grpc.loadPackageDefinition(definition) as any).agent.v1;
-  const client: MemoryServiceClient = new agentV1.MemoryService(new URL(baseUrl).host, grpc.credentials.createInsecure());
-  const metadata = new grpc.Metadata();
-  metadata.set("authorization", `Bearer ${key}`);
-
-  const call = (method: Unary, req: object) =>
-    new Promise<unknown>((resolve, reject) => {
-      method.call(client, req, metadata, { deadline: Date.now() + callTimeoutMs }, (err, res) =>
-        err ? reject(new CallFailure(`gRPC ${grpc.status[err.code]}`)) : resolve(res),
-      );
-    });
+  const client = serviceClient(baseUrl, "agent/v1/memory.proto", "MemoryService", key);
   return {
-    createMemories: (req) => call(client.createMemories, req),
-    getMemory: (req) => call(client.getMemory, req),
-    close: () => client.close(),
+    createMemories: (req) => client.call("createMemories", req),
+    getMemory: (req) => client.call("getMemory", req),
+    close: client.close,
   };
 }
-
-type RecallServiceClient = grpc.Client & { recall: Unary };
 
 export interface RecallGrpc {
   recall(req: object): Promise<unknown>;
   close(): void;
 }
 
-/** A RecallService client on one HTTP/2 connection, authenticating every call with `key`. */
 export function recallGrpcClient(baseUrl: string, key: string): RecallGrpc {
-  const definition = protoLoader.loadSync("agent/v1/recall.proto", {
-    includeDirs: [protoDir],
-    keepCase: false,
-    longs: String,
-    enums: String,
-    defaults: true,
-    oneofs: true,
-  });
-  const agentV1 = (grpc.loadPackageDefinition(definition) as any).agent.v1;
-  const client: RecallServiceClient = new agentV1.RecallService(new URL(baseUrl).host, grpc.credentials.createInsecure());
-  const metadata = new grpc.Metadata();
-  metadata.set("authorization", `Bearer ${key}`);
-  return {
-    recall: (req) =>
-      new Promise<unknown>((resolve, reject) => {
-        client.recall(req, metadata, { deadline: Date.now() + callTimeoutMs }, (err, res) =>
-          err ? reject(new CallFailure(`gRPC ${grpc.status[err.code]}`)) : resolve(res),
-        );
-      }),
-    close: () => client.close(),
-  };
+  const client = serviceClient(baseUrl, "agent/v1/recall.proto", "RecallService", key);
+  return { recall: (req) => client.call("recall", req), close: client.close };
 }
