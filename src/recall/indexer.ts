@@ -91,10 +91,10 @@ export function createIndexer(db: Database, vectors: VectorIndex, embedder: Embe
     },
     /** Queues every memory the index lacks and drops vectors of memories that no longer exist. */
     async reconcile(): Promise<{ queued: number; removed: number }> {
-      const [indexed, stored] = await Promise.all([
-        vectors.ids(),
-        db.query<{ id: string }>("select id from memories").then((rows) => new Set(rows.map((r) => r.id))),
-      ]);
+      // The index first: whatever it holds was committed before, so a memory created meanwhile can be
+      // queued twice (harmless) but never mistaken for an orphan and lose its vector.
+      const indexed = await vectors.ids();
+      const stored = new Set((await db.query<{ id: string }>("select id from memories")).map((r) => r.id));
       const missing = [...stored].filter((id) => !indexed.has(id));
       const orphans = [...indexed].filter((id) => !stored.has(id));
       if (missing.length > 0) {

@@ -12,6 +12,13 @@ import { createIndexer } from "../../src/recall/indexer.js";
 import type { VectorIndex } from "../../src/recall/vector/vector-index.js";
 import { adminKey, rest, startTestServer, type TestServer } from "../support/test-server.js";
 
+/** Same vector for every text: these tests are about what reaches the index, not about similarity. */
+const constantEmbedder = {
+  info: { provider: "use-lite" as const, model: "test", dimensions: 512 },
+  embed: async (texts: readonly string[]) => texts.map(() => new Float32Array(512).fill(1 / Math.sqrt(512))),
+  close: async () => undefined,
+};
+
 const outboxSize = async (server: TestServer) =>
   (await server.app.db.query<{ n: number }>("select count(*)::int as n from index_outbox"))[0]!.n;
 
@@ -38,8 +45,7 @@ describe("indexing follows Postgres through the outbox", () => {
       ...server.app.vectors,
       upsert: (records) => (failing ? Promise.reject(new Error("disk full")) : server.app.vectors.upsert(records)),
     };
-    const embedder = { info: { provider: "use-lite" as const, model: "test", dimensions: 512 }, embed: async (t: readonly string[]) => t.map(() => new Float32Array(512).fill(1 / Math.sqrt(512))), close: async () => undefined };
-    const indexer = createIndexer(server.app.db, flaky, embedder, pino({ level: "silent" }));
+    const indexer = createIndexer(server.app.db, flaky, constantEmbedder, pino({ level: "silent" }));
     await expect(indexer.drain()).rejects.toThrow("disk full");
     expect(await outboxSize(server)).toBe(2);
     for (const id of created.body.ids) expect(await server.app.vectors.ids()).not.toContain(id);
@@ -60,6 +66,32 @@ async function freePort(): Promise<number> {
     });
   });
 }
+
+describe("reconciliation", () => {
+  it("never removes the vector of a memory written while it runs", async () => {
+    const server = await startTestServer("pglite");
+    try {
+      await server.app.indexer.stop();
+      const agent = rest(server.url, await server.createKey("acme", "agent-1"));
+      let createdDuringReconcile = "";
+      // The index is read while another writer creates and indexes a memory.
+      const racing: VectorIndex = {
+        ...server.app.vectors,
+        async ids() {
+          const created = await agent("POST", "/api/v1/agent/memories", { content: "Written mid-reconcile", type: "fact" });
+          createdDuringReconcile = created.body.ids[0];
+          await server.app.indexer.drain();
+          return server.app.vectors.ids();
+        },
+      };
+      const { removed } = await createIndexer(server.app.db, racing, constantEmbedder, pino({ level: "silent" })).reconcile();
+      expect(removed).toBe(0);
+      expect(await server.app.vectors.ids()).toContain(createdDuringReconcile);
+    } finally {
+      await server.close();
+    }
+  });
+});
 
 describe("a node killed before indexing", () => {
   let dataDir: string;
