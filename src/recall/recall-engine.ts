@@ -144,29 +144,37 @@ export function selectResults(candidates: ScoredCandidate[], q: RecallQuery): Om
     if (!keep) {
       c.outcome = "outside_validity_window";
       filtered.outsideValidityWindow++;
-    } else if (c.memory.confidence < q.minConfidence) {
+      continue;
+    }
+    if (c.memory.confidence < q.minConfidence) {
       c.outcome = "low_confidence";
       filtered.lowConfidence++;
-    } else if (c.finalScore < q.threshold) {
+      continue;
+    }
+    if (c.finalScore < q.threshold) {
       c.outcome = "below_threshold";
       filtered.belowThreshold++;
-    } else if (seen.has(duplicateKey(c.memory.content))) {
+      continue;
+    }
+    const key = duplicateKey(c.memory.content);
+    if (seen.has(key)) {
       c.outcome = "deduplicated";
       filtered.deduplicated++;
-    } else if (returned.length >= q.limit) {
-      seen.add(duplicateKey(c.memory.content));
+      continue;
+    }
+    seen.add(key);
+    if (returned.length >= q.limit) {
       c.outcome = "beyond_limit";
+      continue;
+    }
+    const cost = countTokens(c.memory.content);
+    if (budgetReached || (q.maxTokens !== null && tokens + cost > q.maxTokens)) {
+      budgetReached = true;
+      c.outcome = "over_token_budget";
+      filtered.overTokenBudget++;
     } else {
-      seen.add(duplicateKey(c.memory.content));
-      const cost = countTokens(c.memory.content);
-      if (budgetReached || (q.maxTokens !== null && tokens + cost > q.maxTokens)) {
-        budgetReached = true;
-        c.outcome = "over_token_budget";
-        filtered.overTokenBudget++;
-      } else {
-        tokens += cost;
-        returned.push(c);
-      }
+      tokens += cost;
+      returned.push(c);
     }
   }
   return { returned, candidates: ranked, filtered, tokens };

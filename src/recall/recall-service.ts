@@ -159,19 +159,17 @@ export function recallService(deps: RecallServiceDeps): ServiceImpl<typeof Recal
         containers: containers ?? [],
         query: q.query,
         request: toJson(RecallRequestSchema, req) as JsonObject,
+        // The proto3 JSON of TraceCandidate, written directly: building messages for hundreds of
+        // candidates per recall only to serialise them again would sit on the hot path.
         candidates: result.candidates.map(
-          (c): JsonValue =>
-            toJson(
-              TraceCandidateSchema,
-              create(TraceCandidateSchema, {
-                id: c.memory.id,
-                cosine: c.cosine,
-                bm25: c.bm25,
-                finalScore: c.finalScore,
-                matchedVia: c.matchedVia,
-                outcome: c.outcome,
-              }),
-            ),
+          (c): JsonValue => ({
+            id: c.memory.id,
+            cosine: c.cosine,
+            bm25: c.bm25,
+            finalScore: c.finalScore,
+            matchedVia: c.matchedVia,
+            outcome: c.outcome,
+          }),
         ),
         returnedIds: result.returned.map((c) => c.memory.id),
         receipt: toJson(RecallReceiptSchema, receipt) as JsonObject,
