@@ -135,14 +135,17 @@ export function parseMemoryFields(input: MemoryFields, prefix: string, defaultVa
 const patchableFields = ["content", "type", "containers", "tags", "source", "validFrom", "validUntil", "metadata", "confidence", "severity"] as const;
 type PatchableField = (typeof patchableFields)[number];
 
+/** The fields given a value: non-empty lists, non-zero enums, present optional values. */
+export function setFields(fields: MemoryFields): PatchableField[] {
+  return patchableFields.filter((f) => {
+    const v = fields[f];
+    return Array.isArray(v) ? v.length > 0 : typeof v === "number" && isEnumField(f) ? v !== 0 : v !== undefined;
+  });
+}
+
 /** The fields an update applies: the mask's, or every field set in the patch when the mask is empty. */
 export function fieldsToUpdate(patch: MemoryFields, maskPaths: readonly string[]): PatchableField[] {
-  if (maskPaths.length === 0) {
-    return patchableFields.filter((f) => {
-      const v = patch[f];
-      return Array.isArray(v) ? v.length > 0 : typeof v === "number" && isEnumField(f) ? v !== 0 : v !== undefined;
-    });
-  }
+  if (maskPaths.length === 0) return setFields(patch);
   return maskPaths.map((path) => {
     const field = patchableFields.find((f) => f === path || snakeCase(f) === path);
     if (!field) {

@@ -14,6 +14,7 @@ import {
   memoryTypes,
   mergeFields,
   parseMemoryFields,
+  setFields,
   severities,
   type MemoryFields,
 } from "./memory-rules.js";
@@ -62,18 +63,13 @@ const fieldsOf = (m: MemoryRecord): MemoryFields => ({
   severity: m.severity === null ? 0 : severities.byName.get(m.severity)!,
 });
 
-const hasInlineMemory = (req: MemoryFields) =>
-  req.content !== undefined || req.type !== 0 || req.containers.length > 0 || req.tags.length > 0 || req.source !== 0 ||
-  req.validFrom !== undefined || req.validUntil !== undefined || req.metadata !== undefined || req.confidence !== undefined ||
-  req.severity !== 0;
-
 /** `afterWrite` runs after every committed write, e.g. to index the change soon. */
 export function memoryService(db: Database, afterWrite: () => void): ServiceImpl<typeof MemoryService> {
   return {
     async createMemories(req, ctx) {
       const principal = agentPrincipal(ctx);
       const batch = req.memories.length > 0;
-      if (batch && hasInlineMemory(req)) {
+      if (batch && setFields(req).length > 0) {
         throw invalidRequest("memories", "exclusive", "send either one memory's fields or a memories array, not both");
       }
       if (req.memories.length > memoryLimits.batchSize) {
