@@ -128,6 +128,7 @@ async function runOne(backend: Backend, rows: number, loadCapS: number): Promise
         vectors.push(vector);
         return {
           id: `mem_${offset + i}`,
+          content: `memory ${offset + i}`,
           workspaceId: filter.workspaceId,
           containers: filter.containers!,
           type: "fact",

@@ -15,7 +15,6 @@ import { cachedQueryEmbedder } from "./embeddings/query-cache.js";
 import { memoryService } from "./memories/memory-service.js";
 import { checkIndexState } from "./recall/index-state.js";
 import { createIndexer, type Indexer } from "./recall/indexer.js";
-import { createKeywordSearch } from "./recall/keyword-search.js";
 import { recallService } from "./recall/recall-service.js";
 import { createTraceStore, type TraceStore } from "./recall/trace-store.js";
 import { openVectorIndex } from "./recall/vector/open-vector-index.js";
@@ -71,7 +70,6 @@ export async function startApp(config: Config): Promise<App> {
     const recall = recallService({
       db,
       vectors,
-      keywordSearch: createKeywordSearch(db),
       embedQuery: cachedQueryEmbedder(embedder, config.EMBEDDING_CACHE_SIZE),
       traces,
       receiptsEnabled: config.RECEIPTS_ENABLED,

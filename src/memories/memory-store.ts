@@ -17,7 +17,7 @@ export interface MemoryRecord extends MemoryDraft {
   updatedAt: Date;
 }
 
-interface MemoryRow {
+export interface MemoryRow {
   id: string;
   workspace_id: string;
   content: string;
@@ -37,7 +37,7 @@ interface MemoryRow {
   updated_at: Date;
 }
 
-const recordOf = (r: MemoryRow): MemoryRecord => ({
+export const recordOf = (r: MemoryRow): MemoryRecord => ({
   id: r.id,
   workspaceId: r.workspace_id,
   content: r.content,
@@ -58,7 +58,7 @@ const recordOf = (r: MemoryRow): MemoryRecord => ({
 });
 
 // Every read is limited to the caller's workspace and, for a scoped key, to memories in its container.
-const visible = (alias: string) => `${alias}.workspace_id = $2 and ($3::text is null or $3 = any(${alias}.containers))`;
+export const visible = (alias: string) => `${alias}.workspace_id = $2 and ($3::text is null or $3 = any(${alias}.containers))`;
 
 const versionColumns = "content, type, containers, tags, source, valid_from, valid_until, metadata, confidence, severity, key_id";
 

@@ -119,6 +119,7 @@ export function createIndexer(db: Database, vectors: VectorIndex, embedder: Embe
 function recordOf(m: MemoryRecord, vector: Float32Array): VectorRecord {
   return {
     id: m.id,
+    content: m.content,
     workspaceId: m.workspaceId,
     containers: m.containers,
     type: m.type,

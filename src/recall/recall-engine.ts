@@ -1,10 +1,11 @@
 import type { Scope } from "../accounts/container-scope.js";
 import type { Database } from "../db/database.js";
-import { findMemories, type MemoryRecord } from "../memories/memory-store.js";
-import type { CandidateScope, KeywordHit, KeywordSearch } from "./keyword-search.js";
+import type { MemoryRecord } from "../memories/memory-store.js";
+import { recheckCandidates } from "./candidate-store.js";
 import type { RecallQuery } from "./recall-rules.js";
 import {
   confidenceMultiplier,
+  cosine,
   duplicateKey,
   recencyBoost,
   relevance,
@@ -14,7 +15,7 @@ import {
   type ValidityState,
 } from "./scoring.js";
 import { countTokens } from "./tokens.js";
-import type { VectorFilter, VectorHit, VectorIndex } from "./vector/vector-index.js";
+import type { KeywordHit, VectorFilter, VectorHit, VectorIndex } from "./vector/vector-index.js";
 
 export type Outcome =
   | "returned"
@@ -53,7 +54,6 @@ export interface RecallResult {
 
 export interface RecallEngineDeps {
   db: Database;
-  keywordSearch: KeywordSearch;
   vectors: VectorIndex;
   embedQuery(text: string): Promise<Float32Array>;
 }
@@ -61,23 +61,10 @@ export interface RecallEngineDeps {
 /** How many candidates each search contributes: enough headroom for filtering and deduplication. */
 export const candidatePoolSize = (limit: number): number => Math.min(400, Math.max(40, limit * 4));
 
-function vectorFilterOf(scope: CandidateScope): VectorFilter {
-  return {
-    workspaceId: scope.workspaceId,
-    ...(scope.containers ? { containers: scope.containers } : {}),
-    ...(scope.types ? { types: scope.types } : {}),
-    ...(scope.tags ? { tags: scope.tags } : {}),
-    ...(scope.severities ? { severities: scope.severities } : {}),
-    ...(scope.createdAfter ? { createdAfter: scope.createdAfter.getTime() } : {}),
-    ...(scope.createdBefore ? { createdBefore: scope.createdBefore.getTime() } : {}),
-  };
-}
-
 /** Searches, re-checks every candidate against Postgres, scores, filters and explains. */
-export async function runRecall(deps: RecallEngineDeps, q: RecallQuery, access: Scope, scope: CandidateScope): Promise<RecallResult> {
+export async function runRecall(deps: RecallEngineDeps, q: RecallQuery, access: Scope, filter: VectorFilter): Promise<RecallResult> {
   const started = performance.now();
   const pool = candidatePoolSize(q.limit);
-  const filter = vectorFilterOf(scope);
   let embedMs = 0;
   const queryVector =
     q.mode === "keyword"
@@ -86,39 +73,41 @@ export async function runRecall(deps: RecallEngineDeps, q: RecallQuery, access: 
           embedMs = performance.now() - started;
           return v;
         });
-  const [semanticHits, keywordHits] = await Promise.all([
+  const keywordHits = q.mode === "semantic" ? ([] as KeywordHit[]) : deps.vectors.keywordSearch(q.query, filter, pool);
+  const [semanticHits, keywordList, vector] = await Promise.all([
     queryVector ? queryVector.then((v) => deps.vectors.search(v, filter, pool)) : ([] as VectorHit[]),
-    q.mode === "semantic" ? ([] as KeywordHit[]) : deps.keywordSearch(q.query, scope, pool),
+    keywordHits,
+    queryVector,
   ]);
 
-  const semanticIds = new Set(semanticHits.map((h) => h.id));
   const cosineById = new Map(semanticHits.map((h) => [h.id, h.similarity]));
-  const keywordById = new Map(keywordHits.map((h) => [h.id, h]));
-  // A keyword-only hit still needs its cosine to be scored fairly against semantic hits.
-  const keywordOnly = keywordHits.filter((h) => !semanticIds.has(h.id)).map((h) => h.id);
-  if (queryVector && keywordOnly.length > 0) {
-    const extra = await deps.vectors.search(await queryVector, { ...filter, ids: keywordOnly }, keywordOnly.length);
-    for (const h of extra) cosineById.set(h.id, h.similarity);
+  const bm25ById = new Map(keywordList.map((h) => [h.id, h.bm25]));
+  // A keyword-only hit is scored by its cosine too, from the vector the keyword search returned.
+  const keywordOnly: string[] = [];
+  for (const h of keywordList) {
+    if (cosineById.has(h.id)) continue;
+    keywordOnly.push(h.id);
+    if (vector) cosineById.set(h.id, cosine(vector, h.vector));
   }
-  const ids = [...semanticIds, ...keywordOnly];
-  const memories = ids.length === 0 ? [] : await findMemories(deps.db, access, ids);
+  const ids = [...semanticHits.map((h) => h.id), ...keywordOnly];
+  const checked = await recheckCandidates(deps.db, access, ids, q.mode === "semantic" ? null : q.query);
   const searchMs = performance.now() - started - embedMs;
 
   const now = new Date();
-  const candidates = memories.map((memory): ScoredCandidate => {
-    const keyword = keywordById.get(memory.id);
-    const cosine = cosineById.get(memory.id) ?? 0;
-    const bm25 = keyword?.bm25 ?? 0;
-    const rel = relevance(q.mode, cosine, bm25);
+  const semanticIds = new Set(semanticHits.map((h) => h.id));
+  const candidates = checked.map(({ memory, keywordMatches }): ScoredCandidate => {
+    const bm25 = bm25ById.get(memory.id);
+    const cos = cosineById.get(memory.id) ?? 0;
+    const rel = relevance(q.mode, cos, bm25 ?? 0);
     const boost = recencyBoost(memory.validFrom, now);
     const sev = severityMultiplier(memory.severity);
     const conf = confidenceMultiplier(memory.confidence);
     return {
       memory,
-      cosine,
-      bm25,
-      keywordMatches: keyword?.words ?? [],
-      matchedVia: keyword && semanticIds.has(memory.id) ? "hybrid" : keyword ? "keyword" : "semantic",
+      cosine: cos,
+      bm25: bm25 ?? 0,
+      keywordMatches,
+      matchedVia: bm25 !== undefined && semanticIds.has(memory.id) ? "hybrid" : bm25 !== undefined ? "keyword" : "semantic",
       relevance: rel,
       recencyBoost: boost,
       severityMultiplier: sev,

@@ -17,10 +17,10 @@ import { apiError, invalidRequest, notFound } from "../errors/api-error.js";
 import { newId } from "../ids.js";
 import { memoryTypes, severities } from "../memories/memory-rules.js";
 import { containerName, isoInstant, parseOrThrow } from "../validation.js";
-import type { CandidateScope } from "./keyword-search.js";
 import { runRecall, type RecallEngineDeps, type RecallResult, type ScoredCandidate } from "./recall-engine.js";
 import { parseRecallRequest, type RecallQuery } from "./recall-rules.js";
 import type { TraceRecord, TraceStore } from "./trace-store.js";
+import type { VectorFilter } from "./vector/vector-index.js";
 
 export interface RecallServiceDeps extends RecallEngineDeps {
   traces: TraceStore;
@@ -135,16 +135,16 @@ export function recallService(deps: RecallServiceDeps): ServiceImpl<typeof Recal
       const now = new Date();
       const q = parseRecallRequest(req, deps.receiptsEnabled, now);
       const containers = searchedContainers(principal, q.containers);
-      const scope: CandidateScope = {
+      const filter: VectorFilter = {
         workspaceId: principal.workspaceId,
-        containers,
-        types: q.types.length > 0 ? q.types : null,
-        tags: q.tags.length > 0 ? q.tags : null,
-        severities: q.severity?.admitted ?? null,
-        createdAfter: q.createdAfter,
-        createdBefore: q.createdBefore,
+        ...(containers ? { containers } : {}),
+        ...(q.types.length > 0 ? { types: q.types } : {}),
+        ...(q.tags.length > 0 ? { tags: q.tags } : {}),
+        ...(q.severity ? { severities: q.severity.admitted } : {}),
+        ...(q.createdAfter ? { createdAfter: q.createdAfter.getTime() } : {}),
+        ...(q.createdBefore ? { createdBefore: q.createdBefore.getTime() } : {}),
       };
-      const result = await runRecall(deps, q, scopeOf(principal), scope);
+      const result = await runRecall(deps, q, scopeOf(principal), filter);
       const receipt = receiptOf(result, q, containers);
       const meta = create(RecallMetaSchema, {
         tokens: result.tokens,

@@ -22,6 +22,19 @@ export function relevance(mode: SearchMode, cosine: number, bm25: number): numbe
   return hybridSemanticWeight * semantic + (1 - hybridSemanticWeight) * keywordRelevance(bm25);
 }
 
+/** Cosine similarity of two vectors of the same length; 0 when either is all zeros. */
+export function cosine(a: Float32Array, b: Float32Array): number {
+  let dot = 0;
+  let aa = 0;
+  let bb = 0;
+  for (let i = 0; i < a.length; i++) {
+    dot += a[i]! * b[i]!;
+    aa += a[i]! * a[i]!;
+    bb += b[i]! * b[i]!;
+  }
+  return aa === 0 || bb === 0 ? 0 : dot / Math.sqrt(aa * bb);
+}
+
 const dayMs = 86_400_000;
 
 /** Up to +10% for memories that became valid recently, halving every 30 days. */

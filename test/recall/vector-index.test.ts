@@ -8,6 +8,7 @@ import type { Database } from "../../src/db/database.js";
 import { openPglite } from "../../src/db/pglite.js";
 import { openLanceIndex } from "../../src/recall/vector/lancedb-index.js";
 import { openPgvectorIndex } from "../../src/recall/vector/pgvector-index.js";
+import { cosine } from "../../src/recall/scoring.js";
 import type { VectorFilter, VectorIndex, VectorRecord } from "../../src/recall/vector/vector-index.js";
 
 const dims = 32;
@@ -30,24 +31,13 @@ function unitVector(rand: () => number): Float32Array {
   return v.map((x) => x / norm);
 }
 
-function cosine(a: Float32Array, b: Float32Array): number {
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  for (let i = 0; i < a.length; i++) {
-    dot += a[i]! * b[i]!;
-    na += a[i]! * a[i]!;
-    nb += b[i]! * b[i]!;
-  }
-  return dot / Math.sqrt(na * nb);
-}
-
 const day = 86_400_000;
 const t0 = Date.UTC(2025, 0, 1);
 
 function record(rand: () => number, i: number, overrides: Partial<VectorRecord> = {}): VectorRecord {
   return {
     id: `mem_${String(i).padStart(26, "0")}`,
+    content: `memory number ${i}`,
     workspaceId: "ws_a",
     containers: ["main"],
     type: "fact",
@@ -118,7 +108,7 @@ const lancedb: Backend = {
       index,
       async hasAnnIndex() {
         const conn = await connect(dir);
-        const table = await conn.openTable(`memories_v1_${dims}`);
+        const table = await conn.openTable(`memories_v2_${dims}`);
         const found = (await table.listIndices()).some((i) => i.indexType === "IvfFlat");
         conn.close();
         return found;
@@ -339,6 +329,62 @@ describe.each([lancedb, pgvector])("vector index ($name)", (backend) => {
     ]);
     expect(await index.count()).toBe(999);
     await expectExact(index, records.slice(1), unitVector(rand), { workspaceId: "ws_a" }, 10);
+  });
+});
+
+describe("LanceDB keyword search", () => {
+  const topics = ["kubernetes deploy failed", "postgres vacuum tuning", "coffee with Alice in Lisbon", "error ZX-4711 in payments"];
+  let dir: string;
+  let index: VectorIndex;
+  afterEach(async () => {
+    await index.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("ranks by BM25 within the filter, returns stored vectors, and sees rows written after the last optimize", async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), "agentmem-lance-fts-"));
+    index = await openLanceIndex({ uri: dir, dimensions: dims });
+    const rand = prng(9);
+    const records = Array.from({ length: 400 }, (_, i) =>
+      record(rand, i, {
+        content: `note ${i}: ${topics[i % topics.length]}${i % 40 === 0 ? " and the deploy was rolled back" : ""}`,
+        containers: i % 2 === 0 ? ["even"] : ["odd"],
+        workspaceId: i % 100 === 99 ? "ws_b" : "ws_a",
+      }),
+    );
+    await index.upsert(records);
+    await index.optimize();
+
+    const hits = await index.keywordSearch("Deploys failing on Kubernetes", { workspaceId: "ws_a", containers: ["even"] }, 20);
+    expect(hits).toHaveLength(20);
+    const byId = new Map(records.map((r) => [r.id, r]));
+    for (const h of hits) {
+      const r = byId.get(h.id)!;
+      expect(r.workspaceId).toBe("ws_a");
+      expect(r.containers).toEqual(["even"]);
+      // Stemmed: "deploys failing" matches "deploy failed".
+      expect(r.content).toMatch(/kubernetes deploy failed/);
+      expect(h.bm25).toBeGreaterThan(0);
+      expect(cosine(h.vector, r.vector)).toBeCloseTo(1, 5);
+    }
+    expect(hits.map((h) => h.bm25)).toEqual([...hits.map((h) => h.bm25)].sort((a, b) => b - a));
+
+    const late = record(rand, 1000, { content: "a zebra crossing on the moon", containers: ["even"] });
+    await index.upsert([late]);
+    expect((await index.keywordSearch("zebra", { workspaceId: "ws_a" }, 5)).map((h) => h.id)).toEqual([late.id]);
+    expect(await index.keywordSearch("zebra", { workspaceId: "ws_a", containers: ["odd"] }, 5)).toEqual([]);
+    await index.delete([late.id]);
+    expect(await index.keywordSearch("zebra", { workspaceId: "ws_a" }, 5)).toEqual([]);
+  });
+
+  it("answers queries of stop words, punctuation or query syntax without failing", async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), "agentmem-lance-fts-"));
+    index = await openLanceIndex({ uri: dir, dimensions: dims });
+    await index.upsert([record(prng(1), 1, { content: "error ZX-4711 in payments" })]);
+    for (const q of ["the of and", "", '"unbalanced (quote: AND -x OR', "*?~^"]) {
+      expect(await index.keywordSearch(q, { workspaceId: "ws_a" }, 5)).toEqual([]);
+    }
+    expect(await index.keywordSearch("zx-4711", { workspaceId: "ws_a" }, 5)).toHaveLength(1);
   });
 });
 

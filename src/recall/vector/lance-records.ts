@@ -35,6 +35,7 @@ export function lanceSchema(dimensions: number): Schema {
     new Field("valid_from", new Int64(), false),
     new Field("valid_until", new Int64(), true),
     new Field("created_at", new Int64(), false),
+    new Field("content", new Utf8(), false),
     new Field("vector", new FixedSizeList(dimensions, new Field("item", new Float32(), true)), false),
   ]);
 }
@@ -59,6 +60,7 @@ export function toArrowTable(schema: Schema, dimensions: number, records: readon
     column(records.map((r) => bigint(r.validFrom)), new Int64()),
     column(records.map((r) => (r.validUntil === null ? null : bigint(r.validUntil))), new Int64()),
     column(records.map((r) => bigint(r.createdAt)), new Int64()),
+    column(records.map((r) => r.content), new Utf8()),
     makeData({
       type: vectorType,
       length,

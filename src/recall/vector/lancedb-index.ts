@@ -3,7 +3,7 @@ import { idIn, lanceFilter } from "./lance-filter.js";
 import { lanceSchema, toArrowTable } from "./lance-records.js";
 import { checkDimensions, lastPerId, matchesNothing } from "./records.js";
 import { serialQueue } from "./serial.js";
-import type { VectorHit, VectorIndex } from "./vector-index.js";
+import type { KeywordHit, VectorHit, VectorIndex } from "./vector-index.js";
 
 export interface LanceIndexOptions {
   /** A directory or an object store URI (s3://…). */
@@ -45,6 +45,17 @@ const scalarIndexes: ReadonlyArray<readonly [string, () => Index]> = [
 const partitionsFor = (rows: number) => Math.min(256, Math.max(16, Math.round(Math.sqrt(rows) / 4)));
 const annIndexPrefix = "vector_ivf_flat_p";
 
+/**
+ * BM25 over the content column, with the English stemmer and stop words. Positions are left out: recall
+ * never runs phrase queries, and the index is smaller and faster to update without them. Rows written
+ * since the last optimize() are still searched, by a scan that grows with their number.
+ */
+const contentIndex = () =>
+  Index.fts({ language: "English", stem: true, removeStopWords: true, asciiFolding: true, withPosition: false });
+
+/** Tables of earlier layouts; their vectors are rebuilt from Postgres into the current table. */
+const retiredTablePrefixes = ["memories_v1_"];
+
 /** The vector index in LanceDB: one table per dimension count, kept open for the life of the process. */
 export async function openLanceIndex(options: LanceIndexOptions): Promise<VectorIndex> {
   const { dimensions } = options;
@@ -53,10 +64,16 @@ export async function openLanceIndex(options: LanceIndexOptions): Promise<Vector
   const connection = await connect(options.uri, {
     readConsistencyInterval: options.readConsistencySeconds ?? defaultReadConsistencySeconds(options.uri),
   });
-  const table = await connection.createEmptyTable(`memories_v1_${dimensions}`, schema, {
+  for (const name of await connection.tableNames()) {
+    if (retiredTablePrefixes.some((prefix) => name.startsWith(prefix))) await connection.dropTable(name);
+  }
+  const table = await connection.createEmptyTable(`memories_v2_${dimensions}`, schema, {
     mode: "create",
     existOk: true,
   });
+  if (!(await table.listIndices()).some((i) => i.columns.includes("content"))) {
+    await table.createIndex("content", { config: contentIndex() });
+  }
   const write = serialQueue();
   const maintain = serialQueue();
 
@@ -98,6 +115,27 @@ export async function openLanceIndex(options: LanceIndexOptions): Promise<Vector
       const hits: VectorHit[] = [];
       for (let i = 0; i < result.numRows; i++) {
         hits.push({ id: ids.get(i) as string, similarity: 1 - (distances.get(i) as number) });
+      }
+      return hits;
+    },
+
+    async keywordSearch(query, filter, k) {
+      if (k <= 0 || matchesNothing(filter)) return [];
+      const result = await table
+        .query()
+        .fullTextSearch(query, { columns: "content" })
+        .where(lanceFilter(filter))
+        .select(["id", "vector", "_score"])
+        .limit(k)
+        .toArrow();
+      // A search without hits yields an Arrow table without columns.
+      const ids = result.getChild("id");
+      if (!ids) return [];
+      const scores = result.getChild("_score")!;
+      const vectors = result.getChild("vector")!;
+      const hits: KeywordHit[] = [];
+      for (let i = 0; i < result.numRows; i++) {
+        hits.push({ id: ids.get(i) as string, bm25: scores.get(i) as number, vector: vectors.get(i)!.toArray() as Float32Array });
       }
       return hits;
     },

@@ -9,12 +9,15 @@ const maxHnswDimensions = 2000;
 /** HNSW candidate list size, raised to k (pgvector allows up to 1,000; iterative scans go on past it). */
 const efSearch = (k: number) => String(Math.min(1000, Math.max(100, k)));
 
+/** Corpus statistics change slowly; recomputing them per query would scan the whole scope. */
+const keywordStatsTtlMs = 30_000;
+
 /** Nulls stand for absent filters (see the search SQL). */
 const millisOrNull = (value: number | undefined) => (value === undefined ? null : Math.trunc(value));
 
-function searchParams(vector: Float32Array, filter: VectorFilter, k: number): unknown[] {
+function searchParams(query: unknown, filter: VectorFilter, k: number): unknown[] {
   return [
-    toSql(Array.from(vector)),
+    query,
     filter.workspaceId,
     filter.containers ?? null,
     filter.types ?? null,
@@ -43,6 +46,18 @@ export async function openPgvectorIndex(db: Database, dimensions: number): Promi
     await tx.query("select pg_advisory_xact_lock($1)", [sql.lockId]);
     for (const statement of sql.schema) await tx.query(statement);
   });
+
+  const keywordStats = new Map<string, { n: number; avgdl: number; until: number }>();
+  async function corpusStats(filter: VectorFilter): Promise<{ n: number; avgdl: number }> {
+    const key = `${filter.workspaceId}\u0000${filter.containers?.join("\u0000") ?? "*"}`;
+    const cached = keywordStats.get(key);
+    if (cached && cached.until > Date.now()) return cached;
+    const [row] = await db.query<{ n: number; avgdl: number }>(sql.keywordStats, [filter.workspaceId, filter.containers ?? null]);
+    const fresh = { n: Math.max(1, row!.n), avgdl: Math.max(1, row!.avgdl), until: Date.now() + keywordStatsTtlMs };
+    if (keywordStats.size > 10_000) keywordStats.clear();
+    keywordStats.set(key, fresh);
+    return fresh;
+  }
 
   return {
     kind: "pgvector",
@@ -76,9 +91,16 @@ export async function openPgvectorIndex(db: Database, dimensions: number): Promi
       if (k <= 0 || matchesNothing(filter)) return [];
       return db.transaction(async (tx) => {
         await tx.query(sql.searchSettings, [efSearch(k)]);
-        const rows = await tx.query<{ id: string; similarity: number }>(sql.search, searchParams(vector, filter, k));
+        const rows = await tx.query<{ id: string; similarity: number }>(sql.search, searchParams(toSql(Array.from(vector)), filter, k));
         return rows.map((r) => ({ id: r.id, similarity: Number(r.similarity) }));
       });
+    },
+
+    async keywordSearch(query, filter, k) {
+      if (k <= 0 || matchesNothing(filter)) return [];
+      const { n, avgdl } = await corpusStats(filter);
+      const rows = await db.query<{ id: string; bm25: number; vector: string }>(sql.keywordSearch, [...searchParams(query, filter, k), n, avgdl]);
+      return rows.map((r) => ({ id: r.id, bm25: Number(r.bm25), vector: Float32Array.from(JSON.parse(r.vector) as number[]) }));
     },
 
     async optimize() {

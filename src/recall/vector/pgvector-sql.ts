@@ -1,3 +1,22 @@
+/**
+ * The filter of both searches, with absent optional filters passed as null; each query is planned with
+ * its values, so those terms fold away. $1 is the query (vector or text), $13 the limit.
+ */
+const filterCondition = (alias: string) => `${alias}workspace_id = $2
+  and ($3::text[] is null or ${alias}containers && $3::text[])
+  and ($4::text[] is null or ${alias}type = any($4::text[]))
+  and ($5::text[] is null or ${alias}tags && $5::text[])
+  and ($6::text[] is null or ${alias}severity = any($6::text[]))
+  and ($7::float8 is null or ${alias}confidence >= $7::float8)
+  and ($8::text[] is null or ${alias}state = any($8::text[]))
+  and ($9::bigint is null or ${alias}created_at >= $9::bigint)
+  and ($10::bigint is null or ${alias}created_at < $10::bigint)
+  and ($11::bigint is null or (${alias}valid_from <= $11::bigint and (${alias}valid_until is null or ${alias}valid_until > $11::bigint)))
+  and ($12::text[] is null or ${alias}id = any($12::text[]))`;
+
+const k1 = 1.2;
+const b = 0.75;
+
 /** Every statement the pgvector index runs, built once per table. Valid on PostgreSQL 15 with pgvector >= 0.8. */
 export function pgvectorSql(dimensions: number) {
   const table = `memory_vectors_${dimensions}`;
@@ -41,25 +60,49 @@ export function pgvectorSql(dimensions: number) {
      * is re-sorted by the outer query. $1 is the candidate list size.
      */
     searchSettings: `select set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', $1, true)`,
-    /** Absent optional filters are passed as null; each query is planned with its values, so those terms fold away. */
     search: `with hits as materialized (
         select id, embedding <=> $1::vector as distance
         from ${table}
-        where workspace_id = $2
-          and ($3::text[] is null or containers && $3::text[])
-          and ($4::text[] is null or type = any($4::text[]))
-          and ($5::text[] is null or tags && $5::text[])
-          and ($6::text[] is null or severity = any($6::text[]))
-          and ($7::float8 is null or confidence >= $7::float8)
-          and ($8::text[] is null or state = any($8::text[]))
-          and ($9::bigint is null or created_at >= $9::bigint)
-          and ($10::bigint is null or created_at < $10::bigint)
-          and ($11::bigint is null or (valid_from <= $11::bigint and (valid_until is null or valid_until > $11::bigint)))
-          and ($12::text[] is null or id = any($12::text[]))
+        where ${filterCondition("")}
         order by distance
         limit $13
       )
       select id, 1 - distance as similarity from hits order by distance`,
+    /**
+     * BM25 over Postgres full-text search: the memories' tsvector column is the inverted index (GIN), and
+     * the score is computed from per-term document frequencies counted in the same single pass over the
+     * matching rows. $14 and $15 are the corpus size and mean document length (see keywordStats).
+     */
+    keywordSearch: `with query as materialized (
+        -- The same parser and dictionaries as the tsvector column, so "ZX-4711" splits the same way.
+        select string_agg(quote_literal(lexeme), ' | ')::tsquery as q, array_agg(lexeme) as lexemes
+        from unnest(to_tsvector('english', $1))
+      ),
+      -- One pass over the memories in scope that contain a query term (GIN index): each (memory, term)
+      -- with its term frequency. Document frequencies are counted from these same rows.
+      hits as materialized (
+        select m.id, length(m.tsv)::float8 as len, u.lexeme, coalesce(array_length(u.positions, 1), 1)::float8 as tf
+        from memories m
+        join ${table} v on v.id = m.id
+        cross join lateral unnest(m.tsv) as u
+        where m.tsv @@ (select q from query) and ${filterCondition("v.")}
+          and u.lexeme = any((select lexemes from query)::text[])
+      ),
+      df as (select lexeme, count(*)::float8 as df from hits group by lexeme),
+      scored as (
+        select h.id, sum(ln(1 + ($14 - d.df + 0.5) / (d.df + 0.5)) * h.tf * ${k1 + 1}
+            / (h.tf + ${k1} * (${1 - b} + ${b} * h.len / $15))) as bm25
+        from hits h join df d on d.lexeme = h.lexeme
+        group by h.id
+        order by bm25 desc, h.id
+        limit $13
+      )
+      select s.id, s.bm25, v.embedding::text as vector
+      from scored s join ${table} v on v.id = s.id
+      order by s.bm25 desc, s.id`,
+    /** $1: workspace, $2: containers or null. */
+    keywordStats: `select count(*)::float8 as n, coalesce(avg(length(m.tsv)), 1)::float8 as avgdl
+      from memories m where m.workspace_id = $1 and ($2::text[] is null or m.containers && $2::text[])`,
     count: `select count(*)::int as n from ${table}`,
     ids: `select id from ${table}`,
     /** Cleans dead index entries left by updates and deletes, and refreshes the statistics the planner uses to choose between HNSW and the filter indexes. */

@@ -1,6 +1,8 @@
-/** What the vector index stores per memory: the vector and the columns recall filters on. */
+/** What the index stores per memory: the vector, the text it was made from, and the columns recall filters on. */
 export interface VectorRecord {
   id: string;
+  /** The memory's content, for keyword search. */
+  content: string;
   workspaceId: string;
   containers: string[];
   type: string;
@@ -43,6 +45,15 @@ export interface VectorHit {
   similarity: number;
 }
 
+export interface KeywordHit {
+  id: string;
+  /** BM25 score, 0 or more. */
+  bm25: number;
+  /** The memory's stored vector, so a keyword-only hit can be scored by cosine without a second search. */
+  vector: Float32Array;
+}
+
+/** The search index that follows Postgres: similarity search over vectors and BM25 keyword search over text. */
 export interface VectorIndex {
   readonly kind: "lancedb" | "pgvector";
   /** Inserts or replaces records by id. */
@@ -50,6 +61,8 @@ export interface VectorIndex {
   delete(ids: readonly string[]): Promise<void>;
   /** The k most similar records that pass the filter, most similar first. */
   search(vector: Float32Array, filter: VectorFilter, k: number): Promise<VectorHit[]>;
+  /** The k best BM25 matches for the query's words that pass the filter, best first. */
+  keywordSearch(query: string, filter: VectorFilter, k: number): Promise<KeywordHit[]>;
   /** Folds recent writes into the ANN index and compacts; called on a schedule. */
   optimize(): Promise<void>;
   /** Number of records, for reconciliation and tests. */

@@ -1,0 +1,30 @@
+import type { Scope } from "../accounts/container-scope.js";
+import type { Sql } from "../db/database.js";
+import { memoryColumns, recordOf, visible, type MemoryRecord, type MemoryRow } from "../memories/memory-store.js";
+
+export interface CheckedCandidate {
+  memory: MemoryRecord;
+  /** Query words whose stem the memory contains. */
+  keywordMatches: string[];
+}
+
+// Postgres is the truth: the index may still hold a memory deleted, changed or moved since it was indexed.
+// The same statement reports which query words each memory contains, using the parser and dictionaries of
+// the full-text column, so "ZX-4711" splits the same way for both.
+const recheckSql = `
+with terms as materialized (
+  select distinct on (l.lexeme) l.lexeme, lower(d.token) as word
+  from ts_debug('english', $4) with ordinality as d, unnest(d.lexemes) as l(lexeme)
+  order by l.lexeme, d.ordinality
+)
+select ${memoryColumns("m")},
+  array(select t.word from terms t where t.lexeme = any(l.lexemes) order by t.word) as keyword_words
+from memories m cross join lateral (select tsvector_to_array(m.tsv) as lexemes) l
+where m.id = any($1::text[]) and ${visible("m")}`;
+
+/** The candidates as stored now, limited to what the caller may see; keywordQuery null skips word matching. */
+export async function recheckCandidates(sql: Sql, scope: Scope, ids: readonly string[], keywordQuery: string | null): Promise<CheckedCandidate[]> {
+  if (ids.length === 0) return [];
+  const rows = await sql.query<MemoryRow & { keyword_words: string[] }>(recheckSql, [ids, scope.workspaceId, scope.container, keywordQuery]);
+  return rows.map((r) => ({ memory: recordOf(r), keywordMatches: r.keyword_words }));
+}
