@@ -15,46 +15,94 @@ export interface IndexerOptions {
   optimizeEvery: number;
 }
 
-export const defaultIndexerOptions: IndexerOptions = { batchSize: 64, pollMs: 1000, optimizeEvery: 5000 };
+export const defaultIndexerOptions: IndexerOptions = { batchSize: 64, pollMs: 1000, optimizeEvery: 2000 };
+
+interface PreparedBatch {
+  /** Outbox sequence numbers the batch completes. */
+  seqs: string[];
+  records: VectorRecord[];
+  /** Queued ids whose memory no longer exists. */
+  gone: string[];
+}
 
 export function createIndexer(db: Database, vectors: VectorIndex, embedder: Embedder, log: FastifyBaseLogger, opts = defaultIndexerOptions) {
   let running: Promise<number> | undefined;
   let again = false;
   let writesSinceOptimize = 0;
+  let optimizing: Promise<void> | undefined;
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
 
-  /** Indexes one batch of queued memories; returns how many jobs it completed. */
-  async function indexBatch(): Promise<number> {
+  /** Reads the next queued jobs after `afterSeq` and embeds their memories; undefined when none are left. */
+  async function prepare(afterSeq: string): Promise<PreparedBatch | undefined> {
     const jobs = await db.query<{ seq: string; memory_id: string }>(
-      "select seq, memory_id from index_outbox order by seq limit $1",
-      [opts.batchSize],
+      "select seq, memory_id from index_outbox where seq > $1 order by seq limit $2",
+      [afterSeq, opts.batchSize],
     );
-    if (jobs.length === 0) return 0;
+    if (jobs.length === 0) return undefined;
     const ids = [...new Set(jobs.map((j) => j.memory_id))];
     const rows = await loadMemories(db, ids);
     const present = new Set(rows.map((r) => r.id));
-    const gone = ids.filter((id) => !present.has(id));
-    if (rows.length > 0) {
-      const vectorsOf = await embedder.embed(rows.map((r) => r.content));
-      await vectors.upsert(rows.map((r, i): VectorRecord => recordOf(r, vectorsOf[i]!)));
-    }
-    if (gone.length > 0) await vectors.delete(gone);
-    await db.query("delete from index_outbox where seq = any($1::bigint[])", [jobs.map((j) => j.seq)]);
-    writesSinceOptimize += ids.length;
-    if (writesSinceOptimize >= opts.optimizeEvery) {
-      writesSinceOptimize = 0;
-      await vectors.optimize();
-      // Embedded Postgres (PGlite) runs no autovacuum: without statistics the planner filters every memory
-      // of a container instead of using the full-text index (keyword search at 100k memories: p50 209 -> 124 ms).
-      await db.query("analyze memories");
-    }
-    return jobs.length;
+    const embedded = rows.length > 0 ? await embedder.embed(rows.map((r) => r.content)) : [];
+    return {
+      seqs: jobs.map((j) => j.seq),
+      records: rows.map((r, i) => recordOf(r, embedded[i]!)),
+      gone: ids.filter((id) => !present.has(id)),
+    };
   }
 
+  /** Writes a prepared batch to the index and removes its jobs from the outbox; returns how many it completed. */
+  async function commit(batch: PreparedBatch): Promise<number> {
+    if (batch.records.length > 0) await vectors.upsert(batch.records);
+    if (batch.gone.length > 0) await vectors.delete(batch.gone);
+    await db.query("delete from index_outbox where seq = any($1::bigint[])", [batch.seqs]);
+    writesSinceOptimize += batch.records.length + batch.gone.length;
+    if (writesSinceOptimize >= opts.optimizeEvery && !optimizing) {
+      writesSinceOptimize = 0;
+      // In the background: indexing goes on while new rows are folded into the ANN and full-text indexes.
+      optimizing = optimize()
+        .catch((err: unknown) => log.warn({ err }, "index optimize failed; it is retried after the next writes"))
+        .finally(() => {
+          optimizing = undefined;
+        });
+    }
+    return batch.seqs.length;
+  }
+
+  async function optimize(): Promise<void> {
+    await vectors.optimize();
+    // Embedded Postgres (PGlite) runs no autovacuum: without statistics the planner filters every memory
+    // of a container instead of using the full-text index (pgvector's keyword search at 100k: p50 209 -> 124 ms).
+    await db.query("analyze memories");
+  }
+
+  /** Indexes one batch of queued memories; returns how many jobs it completed. */
+  async function indexBatch(): Promise<number> {
+    const batch = await prepare("0");
+    return batch ? commit(batch) : 0;
+  }
+
+  /**
+   * Works through the outbox in order, embedding the next batch while the previous one is written, so the
+   * model workers are not idle during index writes. Writes stay in outbox order. A job committed late with
+   * a lower sequence number than the cursor is picked up by the next drain.
+   */
   async function drainOnce(): Promise<number> {
     let total = 0;
-    for (let n = await indexBatch(); n > 0 && !stopped; n = await indexBatch()) total += n;
+    let writing: Promise<number> | undefined;
+    try {
+      for (let batch = await prepare("0"); batch && !stopped; ) {
+        writing = commit(batch);
+        // Handled below; marked now so a failure while the next batch embeds is not an unhandled rejection.
+        writing.catch(() => undefined);
+        batch = await prepare(batch.seqs.at(-1)!);
+        total += await writing;
+        writing = undefined;
+      }
+    } finally {
+      // A failed prepare still lets the write in flight finish (or report its own failure).
+      if (writing) total += await writing;
+    }
     return total;
   }
 
@@ -112,6 +160,7 @@ export function createIndexer(db: Database, vectors: VectorIndex, embedder: Embe
       stopped = true;
       clearInterval(timer);
       await running?.catch(() => undefined);
+      await optimizing;
     },
   };
 }
