@@ -2,14 +2,15 @@ import type { RateLimits } from "./plans.js";
 
 // The rate model: every request takes one token from each of two buckets.
 //
-// - sustained: refills at sustainedPerSecond (r) and holds (burstPerSecond - r) * burstSeconds tokens:
-//   the burst budget. While a key sends at the burst rate p it drains by p - r per second, so a full
-//   bucket lasts exactly burstSeconds; then the key is held to r. Idle time refills it at r.
+// - sustained: refills at sustainedPerSecond (r) and holds (burstPerSecond - r) * burstSeconds + 1
+//   tokens: the burst budget. While a key sends at the burst rate p it drains by p - r per second, so
+//   a full bucket lasts exactly burstSeconds (the + 1 is the request that opens the burst); then the
+//   key is held to r. Idle time refills it at r.
 // - peak: refills at burstPerSecond (p) and holds p tokens (one second at the burst rate), so no burst
 //   runs faster than p for longer than an instant.
 //
-// Defaults (100/s, 500/s, 10 s): sustained holds (500 - 100) * 10 = 4000; peak holds 500. Sending 500/s
-// from rest is admitted for 10 s (4000 / 400), then 100/s; 40 s idle refills the budget.
+// Defaults (100/s, 500/s, 10 s): sustained holds (500 - 100) * 10 + 1 = 4001; peak holds 500. Sending
+// 500/s from rest is admitted for 10 s (4000 / 400), then 100/s; 40 s idle refills the budget.
 // The sustained bucket never holds less than the peak one, so a plan without burst (p = r) still admits
 // one second of requests at once.
 
@@ -24,7 +25,7 @@ export function bucketShape(rate: RateLimits): BucketShape {
   const peakCapacity = rate.burstPerSecond;
   return {
     sustainedRate: rate.sustainedPerSecond,
-    sustainedCapacity: Math.max((rate.burstPerSecond - rate.sustainedPerSecond) * rate.burstSeconds, peakCapacity),
+    sustainedCapacity: Math.max((rate.burstPerSecond - rate.sustainedPerSecond) * rate.burstSeconds + 1, peakCapacity),
     peakRate: rate.burstPerSecond,
     peakCapacity,
   };

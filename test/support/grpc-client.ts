@@ -16,8 +16,18 @@ const agentV1 = (grpc.loadPackageDefinition(definition) as any).agent.v1;
 
 export type GrpcCall = (method: string, request: object) => Promise<Record<string, unknown>>;
 
+/** A unary call's outcome with its response headers and trailers. */
+export interface GrpcOutcome {
+  response?: Record<string, unknown>;
+  error?: grpc.ServiceError;
+  headers: grpc.Metadata;
+  trailers: grpc.Metadata;
+}
+
 export interface GrpcClient {
   call: GrpcCall;
+  /** Like call, but resolves with headers and trailers, and with the error instead of rejecting. */
+  callWithMetadata(method: string, request: object): Promise<GrpcOutcome>;
   close(): void;
 }
 
@@ -32,6 +42,19 @@ export function grpcClient(baseUrl: string, service: "MemoryService" | "RecallSe
         client[method](request, metadata, (err: grpc.ServiceError | null, res: Record<string, unknown>) =>
           err ? reject(err) : resolve(res),
         );
+      }),
+    callWithMetadata: (method, request) =>
+      new Promise((resolve) => {
+        const metadata = new grpc.Metadata();
+        metadata.set("authorization", `Bearer ${key}`);
+        let headers = new grpc.Metadata();
+        let result: Pick<GrpcOutcome, "response" | "error"> = {};
+        const call = client[method](request, metadata, (err: grpc.ServiceError | null, res: Record<string, unknown>) => {
+          result = err ? { error: err } : { response: res };
+        });
+        call.on("metadata", (m: grpc.Metadata) => (headers = m));
+        // 'status' comes after the callback, with the trailers.
+        call.on("status", (status: grpc.StatusObject) => resolve({ ...result, headers, trailers: status.metadata }));
       }),
     close: () => client.close(),
   };
