@@ -41,6 +41,9 @@ export async function startServer(databaseUrl: string | undefined, env: Record<s
       DATABASE_URL: databaseUrl ?? "",
       AGENTMEM_ADMIN_KEY: adminKey,
       LOG_LEVEL: "warn",
+      // Benchmarks measure the service, not a plan: no rate limits or caps unless a bench asks.
+      RATE_LIMIT_STORE: "off",
+      DEFAULT_PLAN: "enterprise",
       ...env,
     },
     // The server's logs go to our stderr so stdout carries only the results.
