@@ -1,9 +1,11 @@
+import { createContextValues } from "@connectrpc/connect";
 import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
 import Fastify, { LogController, type FastifyInstance } from "fastify";
 import { readFile } from "node:fs/promises";
 import { AdminService } from "../gen/agent/v1/admin_pb.js";
 import { MemoryService } from "../gen/agent/v1/memory_pb.js";
 import { RecallService } from "../gen/agent/v1/recall_pb.js";
+import { StatsService } from "../gen/agent/v1/stats_pb.js";
 import { adminService } from "./accounts/admin-service.js";
 import { createAuthenticator } from "./accounts/authenticator.js";
 import type { Config } from "./config.js";
@@ -24,8 +26,13 @@ import { metricsPlugin } from "./observability/metrics.js";
 import { restErrorHandling } from "./transport/error-handler.js";
 import { onePortServer } from "./transport/one-port.js";
 import { restRoutes } from "./transport/rest/rest-routes.js";
-import { bindService, type ServiceBinding } from "./transport/service-binding.js";
+import { bindService, clientAddressKey, type ServiceBinding } from "./transport/service-binding.js";
 import { requestHeaders } from "./transport/headers.js";
+import { rateLimitPlugin } from "./transport/rate-limit-hook.js";
+import { createAdmission } from "./usage/admission.js";
+import { memoryRateLimitStore, postgresRateLimitStore, type RateLimitStore } from "./usage/rate-limit-store.js";
+import { statsService } from "./usage/stats-service.js";
+import { usageMeter } from "./usage/usage-meter.js";
 
 export interface App {
   fastify: FastifyInstance;
@@ -66,26 +73,34 @@ export async function startApp(config: Config): Promise<App> {
     const auth = createAuthenticator(db, config.AGENTMEM_ADMIN_KEY, config.AUTH_CACHE_TTL_MS);
     const indexer = createIndexer(db, vectors, embedder, fastify.log);
     const traces = createTraceStore(db, fastify.log);
-    const guard = { auth, log: fastify.log };
+    const rateLimits: RateLimitStore | null =
+      config.RATE_LIMIT_STORE === "off" ? null : config.RATE_LIMIT_STORE === "postgres" ? postgresRateLimitStore(db) : memoryRateLimitStore();
+    if (rateLimits) opened.unshift(rateLimits);
+    const admission = createAdmission(rateLimits, config.plans);
+    const usage = usageMeter(db, config.plans);
+    const guard = { auth, log: fastify.log, admission };
     const recall = recallService({
       db,
       vectors,
       embedQuery: cachedQueryEmbedder(embedder, config.EMBEDDING_CACHE_SIZE),
       traces,
       receiptsEnabled: config.RECEIPTS_ENABLED,
+      usage,
     });
     const bindings: ServiceBinding[] = [
-      bindService(MemoryService, memoryService(db, config.INDEXER_ENABLED ? indexer.notify : () => undefined), {
+      bindService(MemoryService, memoryService(db, usage, config.INDEXER_ENABLED ? indexer.notify : () => undefined), {
         ...guard,
         role: "agent",
       }),
       bindService(RecallService, recall, { ...guard, role: "agent" }),
-      bindService(AdminService, adminService(db, auth), { ...guard, role: "admin" }),
+      bindService(StatsService, statsService(db, config.plans), { ...guard, role: "agent" }),
+      bindService(AdminService, adminService(db, auth, config.plans), { ...guard, role: "admin" }),
     ];
 
     restErrorHandling(fastify);
     await fastify.register(metricsPlugin);
     await fastify.register(healthPlugin, { db });
+    await fastify.register(rateLimitPlugin, { auth, admission });
     await fastify.register(restRoutes, { bindings });
     const openApi = await readFile(openApiPath, "utf8");
     fastify.get("/api/v1/agent/openapi.json", async (req, reply) => {
@@ -97,6 +112,7 @@ export async function startApp(config: Config): Promise<App> {
         for (const b of bindings) router.service(b.service, b.impl);
       },
       readMaxBytes: config.BODY_LIMIT_BYTES,
+      contextValues: (req) => createContextValues().set(clientAddressKey, req.ip),
       jsonOptions: { ignoreUnknownFields: false },
       // No shutdownTimeoutMs: the one-port server already gives in-flight requests SHUTDOWN_GRACE_MS,
       // and Connect's version hangs every request on one shared AbortSignal (MaxListenersExceeded).

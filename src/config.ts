@@ -1,4 +1,6 @@
+import { readFileSync } from "node:fs";
 import { z } from "zod";
+import { builtInPlans, planCatalog, plansSchema, type PlanCatalog } from "./usage/plans.js";
 
 const logLevels = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
@@ -47,9 +49,46 @@ const envSchema = z.object({
   VECTOR_BACKEND: z.enum(["lancedb", "pgvector"]).default("lancedb"),
   /** LanceDB location: a directory (default DATA_DIR/lance) or an object store URI such as s3://bucket/path. */
   LANCEDB_URI: z.string().min(1).optional(),
+
+  /** A JSON file of plans ({"name": {memoriesStored, recallsPerMonth, costUnitsPerMonth, rate, keyRateOverrides}}). */
+  PLANS_FILE: z.string().min(1).optional(),
+  /** The same JSON inline; PLANS_FILE and PLANS replace the built-in free, pro and enterprise plans. */
+  PLANS: z.string().min(1).optional(),
+  /** The plan of workspaces no admin has put on another. */
+  DEFAULT_PLAN: z.string().min(1).default("unlimited"),
+  /** Where rate-limit buckets live: memory (one node), postgres (nodes sharing DATABASE_URL), off (no rate or concurrency limits). */
+  RATE_LIMIT_STORE: z.enum(["memory", "postgres", "off"]).default("memory"),
 });
 
-export type Config = z.infer<typeof envSchema>;
+/** Plans from PLANS_FILE, PLANS or the built-ins, validated; issues are reported under the variable's name. */
+function readPlans(env: z.output<typeof envSchema>, ctx: z.RefinementCtx): PlanCatalog {
+  if (env.PLANS_FILE && env.PLANS) ctx.addIssue({ code: "custom", path: ["PLANS"], message: "set PLANS_FILE or PLANS, not both" });
+  const variable = env.PLANS_FILE ? "PLANS_FILE" : "PLANS";
+  let raw: unknown = builtInPlans;
+  try {
+    if (env.PLANS_FILE) raw = JSON.parse(readFileSync(env.PLANS_FILE, "utf8"));
+    else if (env.PLANS) raw = JSON.parse(env.PLANS);
+  } catch (err) {
+    ctx.addIssue({ code: "custom", path: [variable], message: `cannot read plans: ${(err as Error).message}` });
+    return z.NEVER;
+  }
+  const plans = plansSchema.safeParse(raw);
+  if (!plans.success) {
+    for (const issue of plans.error.issues) {
+      ctx.addIssue({ code: "custom", path: [variable], message: `${issue.path.join(".")}: ${issue.message}` });
+    }
+    return z.NEVER;
+  }
+  if (!(env.DEFAULT_PLAN in plans.data)) {
+    ctx.addIssue({ code: "custom", path: ["DEFAULT_PLAN"], message: `must be one of ${Object.keys(plans.data).join(", ")}` });
+    return z.NEVER;
+  }
+  return planCatalog(plans.data, env.DEFAULT_PLAN);
+}
+
+const configSchema = envSchema.transform((env, ctx) => ({ ...env, plans: readPlans(env, ctx) }));
+
+export type Config = z.infer<typeof configSchema>;
 
 export class ConfigError extends Error {
   override name = "ConfigError";
@@ -58,7 +97,7 @@ export class ConfigError extends Error {
 /** Reads and validates configuration from the environment; throws one error listing every bad variable. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
-  const parsed = envSchema.safeParse(cleaned);
+  const parsed = configSchema.safeParse(cleaned);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
     throw new ConfigError(`invalid configuration:\n${lines.join("\n")}`);

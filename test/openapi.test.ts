@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { file_agent_v1_admin } from "../gen/agent/v1/admin_pb.js";
 import { file_agent_v1_memory } from "../gen/agent/v1/memory_pb.js";
 import { file_agent_v1_recall } from "../gen/agent/v1/recall_pb.js";
+import { file_agent_v1_stats } from "../gen/agent/v1/stats_pb.js";
 import { http } from "../gen/google/api/annotations_pb.js";
 
 // Loosely typed view of the parts of the document the assertions look at.
@@ -36,7 +37,7 @@ function operation(path: string, method: string): Operation {
 }
 
 /** Every (service, method, verb, path) with a google.api.http rule, over every agent.v1 file. */
-const rules = [file_agent_v1_admin, file_agent_v1_memory, file_agent_v1_recall].flatMap((file) => file.services).flatMap((service) =>
+const rules = [file_agent_v1_admin, file_agent_v1_memory, file_agent_v1_recall, file_agent_v1_stats].flatMap((file) => file.services).flatMap((service) =>
   service.methods
     .filter((method) => hasOption(method, http))
     .map((method) => {

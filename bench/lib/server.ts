@@ -41,6 +41,8 @@ export async function startServer(databaseUrl: string | undefined, env: Record<s
       DATABASE_URL: databaseUrl ?? "",
       AGENTMEM_ADMIN_KEY: adminKey,
       LOG_LEVEL: "warn",
+      // Benchmarks measure the service, not a plan: no rate limits unless a bench asks (the default plan has no caps).
+      RATE_LIMIT_STORE: "off",
       ...env,
     },
     // The server's logs go to our stderr so stdout carries only the results.

@@ -1,14 +1,26 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { type AdminService, ApiKeySchema } from "../../gen/agent/v1/admin_pb.js";
+import { type AdminService, ApiKeySchema, type WorkspacePlanSchema } from "../../gen/agent/v1/admin_pb.js";
 import type { Database } from "../db/database.js";
 import { invalidRequest, notFound } from "../errors/api-error.js";
 import { newId } from "../ids.js";
+import { type Plan, type PlanCatalog, rateLimitsSchema } from "../usage/plans.js";
+import { planLimitsMessage, rateLimitsMessage } from "../usage/stats-service.js";
 import { containerName, isoInstant, parseOrThrow, workspaceName } from "../validation.js";
 import { z } from "zod";
 import type { Authenticator } from "./authenticator.js";
 import { displayPrefix, hashSecret, newKeySecret } from "./key-secret.js";
-import { ensureWorkspace, insertKey, listKeys, revokeKey, rotateKey, type KeyRow } from "./key-store.js";
+import {
+  ensureWorkspace,
+  findKey,
+  insertKey,
+  listKeys,
+  revokeKey,
+  rotateKey,
+  setKeyRateLimits,
+  setWorkspacePlan,
+  type KeyRow,
+} from "./key-store.js";
 
 const createKeyRules = z.object({
   workspace: workspaceName.optional(),
@@ -19,6 +31,18 @@ const createKeyRules = z.object({
 });
 
 const iso = (d: Date | null) => d?.toISOString();
+
+/** An override's given fields, each checked like a plan's; the merged limits are checked again below. */
+const rateOverrideRules = z.object({
+  sustainedPerSecond: z.number().positive().finite().optional(),
+  burstPerSecond: z.number().min(1).finite().optional(),
+  burstSeconds: z.number().min(0).finite().optional(),
+  concurrency: z.number().int().min(1).max(100_000).optional(),
+});
+
+function workspacePlanMessage(workspace: string, plan: Plan): MessageInitShape<typeof WorkspacePlanSchema> {
+  return { workspace, plan: plan.name, limits: planLimitsMessage(plan), rateLimits: rateLimitsMessage(plan, null) };
+}
 
 function apiKeyOf(row: KeyRow): MessageInitShape<typeof ApiKeySchema> {
   return {
@@ -35,7 +59,7 @@ function apiKeyOf(row: KeyRow): MessageInitShape<typeof ApiKeySchema> {
   };
 }
 
-export function adminService(db: Database, auth: Authenticator): ServiceImpl<typeof AdminService> {
+export function adminService(db: Database, auth: Authenticator, plans: PlanCatalog): ServiceImpl<typeof AdminService> {
   return {
     async createKey(req) {
       const input = parseOrThrow(createKeyRules, { ...req, workspace: req.workspace || undefined });
@@ -90,6 +114,32 @@ export function adminService(db: Database, auth: Authenticator): ServiceImpl<typ
       if (!row) throw notFound("key", req.id);
       auth.forget(row.id);
       return apiKeyOf(row);
+    },
+
+    async setWorkspacePlan(req) {
+      const workspace = parseOrThrow(workspaceName, req.workspace, "workspace");
+      const plan = plans.byName.get(req.plan);
+      if (!plan) throw invalidRequest("plan", "enum", `must be one of ${[...plans.byName.keys()].join(", ")}`);
+      await setWorkspacePlan(db, newId("ws"), workspace, plan.name);
+      auth.forgetWorkspace(workspace);
+      return workspacePlanMessage(workspace, plan);
+    },
+
+    async setKeyRateLimits(req) {
+      const { id, ...fields } = req;
+      const override = Object.fromEntries(Object.entries(parseOrThrow(rateOverrideRules, fields)).filter(([, v]) => v !== undefined));
+      const key = await findKey(db, id);
+      if (!key || key.revoked_at) throw notFound("active key", id);
+      const plan = plans.planOf(key.plan);
+      if (key.role !== "agent" || !plan.keyRateOverrides) {
+        throw invalidRequest("id", "plan", `the key's plan (${key.role === "agent" ? plan.name : "admin key"}) does not allow per-key rate limits`);
+      }
+      const empty = Object.keys(override).length === 0;
+      parseOrThrow(rateLimitsSchema, { ...plan.rate, ...override });
+      const row = await setKeyRateLimits(db, id, empty ? null : override);
+      if (!row) throw notFound("key", id);
+      auth.forget(id);
+      return { id, rateLimits: rateLimitsMessage(plan, row.rate_limits) };
     },
   };
 }

@@ -7,11 +7,21 @@ import type { Principal } from "./principal.js";
 export interface Authenticator {
   /** Resolves the bearer token of a request to its principal, or fails with auth_failed. */
   authenticate(headers: Headers): Promise<Principal>;
-  /** Drops cached verifications of a key after it was rotated or revoked. */
+  /** Drops cached verifications of a key after it was rotated, revoked or given other limits. */
   forget(keyId: string): void;
+  /** Drops cached verifications of a workspace's keys after its plan changed. */
+  forgetWorkspace(workspace: string): void;
 }
 
-const bootstrapAdmin: Principal = { keyId: "admin", role: "admin", workspaceId: null, workspace: null, container: null };
+const bootstrapAdmin: Principal = {
+  keyId: "admin",
+  role: "admin",
+  workspaceId: null,
+  workspace: null,
+  container: null,
+  plan: null,
+  rateOverride: null,
+};
 const maxCachedKeys = 10_000;
 
 export function createAuthenticator(db: Database, adminSecret: string | undefined, cacheTtlMs: number): Authenticator {
@@ -43,6 +53,8 @@ export function createAuthenticator(db: Database, adminSecret: string | undefine
         workspaceId: row.workspace_id,
         workspace: row.workspace,
         container: row.container,
+        plan: row.plan,
+        rateOverride: row.rate_limits,
       };
       const until = Math.min(now + cacheTtlMs, row.expires_at?.getTime() ?? Infinity);
       if (cache.size >= maxCachedKeys) cache.delete(cache.keys().next().value!);
@@ -51,6 +63,9 @@ export function createAuthenticator(db: Database, adminSecret: string | undefine
     },
     forget(keyId) {
       for (const [k, v] of cache) if (v.principal.keyId === keyId) cache.delete(k);
+    },
+    forgetWorkspace(workspace) {
+      for (const [k, v] of cache) if (v.principal.workspace === workspace) cache.delete(k);
     },
   };
 }

@@ -1,4 +1,5 @@
 import type { Sql } from "../db/database.js";
+import type { RateOverride } from "../usage/plans.js";
 
 export interface KeyRow {
   id: string;
@@ -12,10 +13,12 @@ export interface KeyRow {
   expires_at: Date | null;
   revoked_at: Date | null;
   last_rotated_at: Date | null;
+  plan: string | null;
+  rate_limits: RateOverride | null;
 }
 
 const keyColumns = `k.id, k.workspace_id, w.name as workspace, k.container, k.role, k.name, k.prefix,
-  k.created_at, k.expires_at, k.revoked_at, k.last_rotated_at`;
+  k.created_at, k.expires_at, k.revoked_at, k.last_rotated_at, w.plan, k.rate_limits`;
 
 /** Creates the workspace on first use; returns its id either way. */
 export async function ensureWorkspace(sql: Sql, id: string, name: string): Promise<string> {
@@ -85,6 +88,34 @@ export async function revokeKey(sql: Sql, id: string): Promise<KeyRow | undefine
        update api_keys set revoked_at = coalesce(revoked_at, now()) where id = $1 returning *)
      select ${keyColumns} from k left join workspaces w on w.id = k.workspace_id`,
     [id],
+  );
+  return row;
+}
+
+/** Puts a workspace on a plan, creating the workspace on first use. */
+export async function setWorkspacePlan(sql: Sql, id: string, name: string, plan: string): Promise<void> {
+  await sql.query(
+    `insert into workspaces (id, name, plan) values ($1, $2, $3)
+     on conflict (name) do update set plan = excluded.plan`,
+    [id, name, plan],
+  );
+}
+
+/** The key's record, revoked or not. */
+export async function findKey(sql: Sql, id: string): Promise<KeyRow | undefined> {
+  const [row] = await sql.query<KeyRow>(
+    `select ${keyColumns} from api_keys k left join workspaces w on w.id = k.workspace_id where k.id = $1`,
+    [id],
+  );
+  return row;
+}
+
+/** Sets or (with null) clears a key's rate-limit override. */
+export async function setKeyRateLimits(sql: Sql, id: string, limits: RateOverride | null): Promise<KeyRow | undefined> {
+  const [row] = await sql.query<KeyRow>(
+    `with k as (update api_keys set rate_limits = $2::jsonb where id = $1 returning *)
+     select ${keyColumns} from k left join workspaces w on w.id = k.workspace_id`,
+    [id, limits === null ? null : JSON.stringify(limits)],
   );
   return row;
 }

@@ -1,5 +1,6 @@
 import { createContextKey, type HandlerContext } from "@connectrpc/connect";
 import { apiError } from "../errors/api-error.js";
+import type { RateOverride } from "../usage/plans.js";
 
 /** Who is calling, derived from the API key only (never from the request body). */
 export interface Principal {
@@ -10,6 +11,10 @@ export interface Principal {
   workspace: string | null;
   /** The one container of a container-scoped key; null for a workspace-level key. */
   container: string | null;
+  /** The workspace's plan name; null for the default plan (and for admin keys). */
+  plan: string | null;
+  /** Per-key rate limits set by an admin, applied when the plan allows overrides. */
+  rateOverride: RateOverride | null;
 }
 
 /** A principal that belongs to a workspace: every agent key. */

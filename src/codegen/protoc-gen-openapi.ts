@@ -26,6 +26,21 @@ interface Operation {
 }
 
 const errorResponseType = "agent.v1.ErrorResponse";
+// Services whose calls count against a plan's cost ceiling (402 cost_ceiling).
+const meteredServices = ["MemoryService", "RecallService"];
+
+// Every API response carries the caller's rate-limit state (see README, Rate limits).
+const rateLimitHeaders: Record<string, Json> = {
+  "X-RateLimit-Limit": { description: "Requests the key can send at once from rest.", schema: { type: "integer" } },
+  "X-RateLimit-Remaining": { description: "Requests the key can send at once now.", schema: { type: "integer" } },
+  "X-RateLimit-Reset": { description: "Seconds until X-RateLimit-Remaining is back to X-RateLimit-Limit.", schema: { type: "integer" } },
+};
+const retryAfterHeader: Json = {
+  description: "Seconds to wait: until a request is admitted (rate_limited) or until the monthly reset (quota_exhausted, cost_ceiling).",
+  schema: { type: "integer" },
+};
+const headerRefs = (names: string[]): Json =>
+  Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/${name}` }]));
 
 // Operations the REST transport serves itself, with no RPC behind them.
 const extraOperations: Operation[] = [
@@ -146,7 +161,7 @@ function parameter(field: DescField, location: "path" | "query"): Json {
 }
 
 function okResponse(schema: Json): Json {
-  return { description: "OK", content: { "application/json": { schema } } };
+  return { description: "OK", headers: headerRefs(Object.keys(rateLimitHeaders)), content: { "application/json": { schema } } };
 }
 
 /** One response per HTTP status, describing the spec's error codes with that status. */
@@ -159,6 +174,7 @@ function errorResponses(statuses: number[]): Json {
           .filter(([, code]) => code.http === status)
           .map(([name, code]) => `- \`${name}\`: ${code.summary}`)
           .join("\n"),
+        headers: headerRefs([...Object.keys(rateLimitHeaders), ...(status === 429 || status === 402 ? ["Retry-After"] : [])]),
         content: { "application/json": { schema: schemaRef("ErrorResponse") } },
       },
     ]),
@@ -195,7 +211,9 @@ function restOperation(route: RestRoute): Operation {
       ...(body ? { requestBody: { required: true, content: { "application/json": { schema: body } } } } : {}),
       responses: {
         "200": okResponse(messageSchema(method.output)),
-        ...errorResponses(route.pathFields.length > 0 ? [400, 401, 403, 404, 429, 500] : [400, 401, 403, 429, 500]),
+        ...errorResponses(
+          [400, 401, ...(meteredServices.includes(service.name) ? [402] : []), 403, ...(route.pathFields.length > 0 ? [404] : []), 429, 500],
+        ),
       },
     },
     messages: [method.output, ...bodyMessages],
@@ -247,6 +265,7 @@ function openApiDocument(services: DescService[], allMessages: DescMessage[]): J
     components: {
       schemas,
       securitySchemes: { bearerAuth: { type: "http", scheme: "bearer" } },
+      headers: { ...rateLimitHeaders, "Retry-After": retryAfterHeader },
     },
   };
 }

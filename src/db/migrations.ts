@@ -1,6 +1,7 @@
 import type { Database } from "./database.js";
 
-// Forward-only. Never edit a migration that has shipped: append a new one.
+// Forward-only. Never edit a migration that has shipped: append a new one. Versions are applied in
+// list order and each at most once, so a version merged later (a gap filled) still runs.
 // Each migration is a list of single statements (PGlite's extended protocol runs one at a time).
 const migrations: ReadonlyArray<{ version: number; name: string; statements: string[] }> = [
   {
@@ -105,6 +106,37 @@ const migrations: ReadonlyArray<{ version: number; name: string; statements: str
       )`,
       `create index recall_traces_by_time on recall_traces (workspace_id, created_at desc, id desc)`,
       `create index recall_traces_by_container on recall_traces using gin (containers)`,
+    ],
+  },
+  {
+    version: 4,
+    name: "usage: plans, quota counters, rate-limit overrides and buckets",
+    statements: [
+      // Null: the server's DEFAULT_PLAN.
+      `alter table workspaces add column plan text`,
+      `alter table api_keys add column rate_limits jsonb`,
+      `create table workspace_usage (
+        workspace_id text primary key references workspaces (id) on delete cascade,
+        memories_stored bigint not null default 0 check (memories_stored >= 0)
+      )`,
+      `insert into workspace_usage (workspace_id, memories_stored)
+       select workspace_id, count(*) from memories group by workspace_id`,
+      // Counters of one monthly period (period_start: the first day of the month, UTC).
+      `create table usage_periods (
+        workspace_id text not null references workspaces (id) on delete cascade,
+        period_start date not null,
+        recalls bigint not null default 0,
+        cost_units bigint not null default 0,
+        primary key (workspace_id, period_start)
+      )`,
+      // Token buckets of RATE_LIMIT_STORE=postgres; at is seconds since the epoch on the database clock.
+      `create table rate_limit_buckets (
+        bucket text primary key,
+        sustained double precision not null,
+        peak double precision not null,
+        at double precision not null,
+        admitted boolean not null
+      )`,
     ],
   },
 ];

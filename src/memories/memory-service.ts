@@ -6,6 +6,7 @@ import { agentPrincipal } from "../accounts/principal.js";
 import type { Database } from "../db/database.js";
 import { invalidRequest, notFound } from "../errors/api-error.js";
 import { newId } from "../ids.js";
+import type { UsageMeter } from "../usage/usage-meter.js";
 import { fieldPath } from "../validation.js";
 import {
   fieldsToUpdate,
@@ -63,8 +64,8 @@ const fieldsOf = (m: MemoryRecord): MemoryFields => ({
   severity: m.severity === null ? 0 : severities.byName.get(m.severity)!,
 });
 
-/** `afterWrite` runs after every committed write, e.g. to index the change soon. */
-export function memoryService(db: Database, afterWrite: () => void): ServiceImpl<typeof MemoryService> {
+/** `afterWrite` runs after every committed write, e.g. to index the change soon. `usage` enforces plan caps. */
+export function memoryService(db: Database, usage: UsageMeter, afterWrite: () => void): ServiceImpl<typeof MemoryService> {
   return {
     async createMemories(req, ctx) {
       const principal = agentPrincipal(ctx);
@@ -92,7 +93,10 @@ export function memoryService(db: Database, afterWrite: () => void): ServiceImpl
           updatedAt: now,
         };
       });
-      await insertMemories(db, records);
+      await db.transaction(async (tx) => {
+        await usage.reserveMemories(tx, principal, records.map((r) => r.content));
+        await insertMemories(tx, records);
+      });
       afterWrite();
       return { ids: records.map((r) => r.id), memories: records.map(memoryMessage), contradictions: [] };
     },
@@ -126,6 +130,7 @@ export function memoryService(db: Database, afterWrite: () => void): ServiceImpl
           keyId: principal.keyId,
           updatedAt: new Date(),
         };
+        await usage.chargeUpdate(tx, principal, current.content, next.content);
         await saveNewVersion(tx, next);
         return next;
       });
@@ -140,6 +145,7 @@ export function memoryService(db: Database, afterWrite: () => void): ServiceImpl
         if (!current) throw notFound("memory", req.id);
         assertMayWrite(principal, current.containers);
         await deleteMemory(tx, current.id);
+        await usage.memoriesDeleted(tx, principal, 1);
         return current.version;
       });
       afterWrite();

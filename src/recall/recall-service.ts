@@ -16,6 +16,7 @@ import { agentPrincipal, type AgentPrincipal } from "../accounts/principal.js";
 import { apiError, invalidRequest, notFound } from "../errors/api-error.js";
 import { newId } from "../ids.js";
 import { memoryTypes, severities } from "../memories/memory-rules.js";
+import type { UsageMeter } from "../usage/usage-meter.js";
 import { containerName, isoInstant, parseOrThrow } from "../validation.js";
 import { runRecall, type RecallEngineDeps, type RecallResult, type ScoredCandidate } from "./recall-engine.js";
 import { parseRecallRequest, type RecallQuery } from "./recall-rules.js";
@@ -25,6 +26,7 @@ import type { VectorFilter } from "./vector/vector-index.js";
 export interface RecallServiceDeps extends RecallEngineDeps {
   traces: TraceStore;
   receiptsEnabled: boolean;
+  usage: UsageMeter;
 }
 
 /** The containers a recall searches: the key's own, or the requested ones (null: the whole workspace). */
@@ -135,6 +137,7 @@ export function recallService(deps: RecallServiceDeps): ServiceImpl<typeof Recal
       const now = new Date();
       const q = parseRecallRequest(req, deps.receiptsEnabled, now);
       const containers = searchedContainers(principal, q.containers);
+      await deps.usage.chargeRecall(principal);
       const filter: VectorFilter = {
         workspaceId: principal.workspaceId,
         ...(containers ? { containers } : {}),

@@ -1,3 +1,4 @@
+import { ConnectError } from "@connectrpc/connect";
 import type { FastifyError, FastifyInstance } from "fastify";
 import { apiError, describeError, httpStatusOf } from "../errors/api-error.js";
 
@@ -7,6 +8,9 @@ export function restErrorHandling(app: FastifyInstance): void {
     const fromFastify = typeof err.code === "string" && err.code.startsWith("FST_");
     const error = fromFastify ? fastifyError(err) : describeError(err);
     if (error.code === "server_error") req.log.error({ err }, "request failed");
+    // Our errors' metadata (Retry-After, rate-limit headers) are response headers on every transport.
+    const thrown: unknown = err;
+    if (thrown instanceof ConnectError) thrown.metadata.forEach((value, name) => void reply.header(name, value));
     return reply.code(httpStatusOf(error.code)).send({ error });
   });
   app.setNotFoundHandler((req, reply) =>

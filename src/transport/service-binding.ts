@@ -4,7 +4,8 @@ import type { FastifyBaseLogger } from "fastify";
 import type { Authenticator } from "../accounts/authenticator.js";
 import { principalKey, type Principal } from "../accounts/principal.js";
 import { apiError } from "../errors/api-error.js";
-import { ConnectError } from "@connectrpc/connect";
+import { ConnectError, createContextKey } from "@connectrpc/connect";
+import { withHeaders, type Admission, type Admitted } from "../usage/admission.js";
 
 /** A service implementation with the policy every transport applies to its calls. */
 export interface ServiceBinding {
@@ -19,28 +20,46 @@ export interface GuardOptions {
   /** The role a key must have to call the service. */
   role: Principal["role"];
   log: FastifyBaseLogger;
+  admission: Admission;
 }
+
+/** The client's address, set by the Connect/gRPC transport: the rate-limit caller of a request without a valid key. */
+export const clientAddressKey = createContextKey<string>("unknown", { description: "client address" });
 
 /**
  * Wraps every method once, at start-up, so Connect, gRPC and REST share one policy: the key is
- * authenticated and must have the service's role, and unexpected failures become server_error
- * without leaking internals.
+ * authenticated and must have the service's role, the call is admitted against the key's rate and
+ * concurrency limits (whose headers every response carries, as metadata and, on errors, trailers),
+ * and unexpected failures become server_error without leaking internals. REST requests are admitted
+ * earlier, by the HTTP hook (rate-limit-hook.ts), which also covers REST failures before any RPC.
  */
 export function bindService<S extends DescService>(service: S, impl: ServiceImpl<S>, opts: GuardOptions): ServiceBinding {
   const guarded: Record<string, UnaryFn> = {};
   for (const [name, fn] of Object.entries(impl as Record<string, UnaryFn>)) {
     guarded[name] = async (req, ctx) => {
-      const principal = await opts.auth.authenticate(ctx.requestHeader);
-      if (principal.role !== opts.role) {
-        throw apiError("forbidden", `${principal.role} keys cannot call ${service.typeName}`);
+      const authenticated = await opts.auth.authenticate(ctx.requestHeader).then(
+        (principal) => ({ principal, error: undefined }),
+        (error: unknown) => ({ principal: undefined, error }),
+      );
+      let admitted: Admitted | undefined;
+      if (ctx.protocolName !== "rest") {
+        admitted = await opts.admission.admit(authenticated.principal, ctx.values.get(clientAddressKey));
+        for (const [header, value] of admitted.headers) ctx.responseHeader.set(header, value);
       }
-      ctx.values.set(principalKey, principal);
       try {
+        if (!authenticated.principal) throw authenticated.error;
+        const principal = authenticated.principal;
+        if (principal.role !== opts.role) {
+          throw apiError("forbidden", `${principal.role} keys cannot call ${service.typeName}`);
+        }
+        ctx.values.set(principalKey, principal);
         return await fn(req, ctx);
       } catch (err) {
-        if (err instanceof ConnectError) throw err;
+        if (err instanceof ConnectError) throw withHeaders(err, admitted?.headers ?? []);
         opts.log.error({ err, rpc: `${service.typeName}/${ctx.method.name}` }, "unexpected failure");
-        throw apiError("server_error", "internal server error");
+        throw withHeaders(apiError("server_error", "internal server error"), admitted?.headers ?? []);
+      } finally {
+        admitted?.release();
       }
     };
   }

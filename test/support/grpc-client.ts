@@ -4,7 +4,7 @@ import * as protoLoader from "@grpc/proto-loader";
 // An independent gRPC client (grpc-js + proto-loader) built from our .proto files, as a polyglot
 // client generated from the protos would be: it shares no code with the server.
 
-const definition = protoLoader.loadSync(["agent/v1/memory.proto", "agent/v1/recall.proto", "agent/v1/admin.proto"], {
+const definition = protoLoader.loadSync(["agent/v1/memory.proto", "agent/v1/recall.proto", "agent/v1/admin.proto", "agent/v1/stats.proto"], {
   includeDirs: ["proto"],
   keepCase: false,
   longs: String,
@@ -16,13 +16,23 @@ const agentV1 = (grpc.loadPackageDefinition(definition) as any).agent.v1;
 
 export type GrpcCall = (method: string, request: object) => Promise<Record<string, unknown>>;
 
+/** A unary call's outcome with its response headers and trailers. */
+export interface GrpcOutcome {
+  response?: Record<string, unknown>;
+  error?: grpc.ServiceError;
+  headers: grpc.Metadata;
+  trailers: grpc.Metadata;
+}
+
 export interface GrpcClient {
   call: GrpcCall;
+  /** Like call, but resolves with headers and trailers, and with the error instead of rejecting. */
+  callWithMetadata(method: string, request: object): Promise<GrpcOutcome>;
   close(): void;
 }
 
 /** A gRPC client for one service, authenticating every call with `key`. */
-export function grpcClient(baseUrl: string, service: "MemoryService" | "RecallService" | "AdminService", key: string): GrpcClient {
+export function grpcClient(baseUrl: string, service: "MemoryService" | "RecallService" | "AdminService" | "StatsService", key: string): GrpcClient {
   const client = new agentV1[service](new URL(baseUrl).host, grpc.credentials.createInsecure());
   return {
     call: (method, request) =>
@@ -32,6 +42,19 @@ export function grpcClient(baseUrl: string, service: "MemoryService" | "RecallSe
         client[method](request, metadata, (err: grpc.ServiceError | null, res: Record<string, unknown>) =>
           err ? reject(err) : resolve(res),
         );
+      }),
+    callWithMetadata: (method, request) =>
+      new Promise((resolve) => {
+        const metadata = new grpc.Metadata();
+        metadata.set("authorization", `Bearer ${key}`);
+        let headers = new grpc.Metadata();
+        let result: Pick<GrpcOutcome, "response" | "error"> = {};
+        const call = client[method](request, metadata, (err: grpc.ServiceError | null, res: Record<string, unknown>) => {
+          result = err ? { error: err } : { response: res };
+        });
+        call.on("metadata", (m: grpc.Metadata) => (headers = m));
+        // 'status' comes after the callback, with the trailers.
+        call.on("status", (status: grpc.StatusObject) => resolve({ ...result, headers, trailers: status.metadata }));
       }),
     close: () => client.close(),
   };

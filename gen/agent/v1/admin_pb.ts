@@ -5,13 +5,15 @@
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import { file_google_api_annotations } from "../../google/api/annotations_pb.js";
+import type { PlanLimits, RateLimits } from "./stats_pb.js";
+import { file_agent_v1_stats } from "./stats_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file agent/v1/admin.proto.
  */
 export const file_agent_v1_admin: GenFile = /*@__PURE__*/
-  fileDesc("ChRhZ2VudC92MS9hZG1pbi5wcm90bxIIYWdlbnQudjEiogIKBkFwaUtleRIKCgJpZBgBIAEoCRIWCgl3b3Jrc3BhY2UYAiABKAlIAIgBARIWCgljb250YWluZXIYAyABKAlIAYgBARIMCgRyb2xlGAQgASgJEgwKBG5hbWUYBSABKAkSEgoKY3JlYXRlZF9hdBgGIAEoCRIXCgpleHBpcmVzX2F0GAcgASgJSAKIAQESFwoKcmV2b2tlZF9hdBgIIAEoCUgDiAEBEhwKD2xhc3Rfcm90YXRlZF9hdBgJIAEoCUgEiAEBEg4KBnByZWZpeBgKIAEoCUIMCgpfd29ya3NwYWNlQgwKCl9jb250YWluZXJCDQoLX2V4cGlyZXNfYXRCDQoLX3Jldm9rZWRfYXRCEgoQX2xhc3Rfcm90YXRlZF9hdCKQAQoQQ3JlYXRlS2V5UmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSFgoJY29udGFpbmVyGAIgASgJSACIAQESDQoFYWRtaW4YAyABKAgSDAoEbmFtZRgEIAEoCRIXCgpleHBpcmVzX2F0GAUgASgJSAGIAQFCDAoKX2NvbnRhaW5lckINCgtfZXhwaXJlc19hdCLCAQoRQ3JlYXRlS2V5UmVzcG9uc2USCwoDa2V5GAEgASgJEgoKAmlkGAIgASgJEhYKCXdvcmtzcGFjZRgDIAEoCUgAiAEBEhYKCWNvbnRhaW5lchgEIAEoCUgBiAEBEgwKBHJvbGUYBSABKAkSEgoKY3JlYXRlZF9hdBgGIAEoCRIXCgpleHBpcmVzX2F0GAcgASgJSAKIAQFCDAoKX3dvcmtzcGFjZUIMCgpfY29udGFpbmVyQg0KC19leHBpcmVzX2F0Ij0KD0xpc3RLZXlzUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSFwoPaW5jbHVkZV9yZXZva2VkGAIgASgIIjIKEExpc3RLZXlzUmVzcG9uc2USHgoEa2V5cxgBIAMoCzIQLmFnZW50LnYxLkFwaUtleSIeChBSb3RhdGVLZXlSZXF1ZXN0EgoKAmlkGAEgASgJIkMKEVJvdGF0ZUtleVJlc3BvbnNlEgsKA2tleRgBIAEoCRIhCgdhcGlfa2V5GAIgASgLMhAuYWdlbnQudjEuQXBpS2V5Ih4KEFJldm9rZUtleVJlcXVlc3QSCgoCaWQYASABKAkynwMKDEFkbWluU2VydmljZRJjCglDcmVhdGVLZXkSGi5hZ2VudC52MS5DcmVhdGVLZXlSZXF1ZXN0GhsuYWdlbnQudjEuQ3JlYXRlS2V5UmVzcG9uc2UiHYLT5JMCFzoBKiISL2FwaS92MS9hZG1pbi9rZXlzEl0KCExpc3RLZXlzEhkuYWdlbnQudjEuTGlzdEtleXNSZXF1ZXN0GhouYWdlbnQudjEuTGlzdEtleXNSZXNwb25zZSIagtPkkwIUEhIvYXBpL3YxL2FkbWluL2tleXMSbwoJUm90YXRlS2V5EhouYWdlbnQudjEuUm90YXRlS2V5UmVxdWVzdBobLmFnZW50LnYxLlJvdGF0ZUtleVJlc3BvbnNlIimC0+STAiM6ASoiHi9hcGkvdjEvYWRtaW4va2V5cy97aWR9L3JvdGF0ZRJaCglSZXZva2VLZXkSGi5hZ2VudC52MS5SZXZva2VLZXlSZXF1ZXN0GhAuYWdlbnQudjEuQXBpS2V5Ih+C0+STAhkqFy9hcGkvdjEvYWRtaW4va2V5cy97aWR9YgZwcm90bzM", [file_google_api_annotations]);
+  fileDesc("ChRhZ2VudC92MS9hZG1pbi5wcm90bxIIYWdlbnQudjEiogIKBkFwaUtleRIKCgJpZBgBIAEoCRIWCgl3b3Jrc3BhY2UYAiABKAlIAIgBARIWCgljb250YWluZXIYAyABKAlIAYgBARIMCgRyb2xlGAQgASgJEgwKBG5hbWUYBSABKAkSEgoKY3JlYXRlZF9hdBgGIAEoCRIXCgpleHBpcmVzX2F0GAcgASgJSAKIAQESFwoKcmV2b2tlZF9hdBgIIAEoCUgDiAEBEhwKD2xhc3Rfcm90YXRlZF9hdBgJIAEoCUgEiAEBEg4KBnByZWZpeBgKIAEoCUIMCgpfd29ya3NwYWNlQgwKCl9jb250YWluZXJCDQoLX2V4cGlyZXNfYXRCDQoLX3Jldm9rZWRfYXRCEgoQX2xhc3Rfcm90YXRlZF9hdCKQAQoQQ3JlYXRlS2V5UmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSFgoJY29udGFpbmVyGAIgASgJSACIAQESDQoFYWRtaW4YAyABKAgSDAoEbmFtZRgEIAEoCRIXCgpleHBpcmVzX2F0GAUgASgJSAGIAQFCDAoKX2NvbnRhaW5lckINCgtfZXhwaXJlc19hdCLCAQoRQ3JlYXRlS2V5UmVzcG9uc2USCwoDa2V5GAEgASgJEgoKAmlkGAIgASgJEhYKCXdvcmtzcGFjZRgDIAEoCUgAiAEBEhYKCWNvbnRhaW5lchgEIAEoCUgBiAEBEgwKBHJvbGUYBSABKAkSEgoKY3JlYXRlZF9hdBgGIAEoCRIXCgpleHBpcmVzX2F0GAcgASgJSAKIAQFCDAoKX3dvcmtzcGFjZUIMCgpfY29udGFpbmVyQg0KC19leHBpcmVzX2F0Ij0KD0xpc3RLZXlzUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSFwoPaW5jbHVkZV9yZXZva2VkGAIgASgIIjIKEExpc3RLZXlzUmVzcG9uc2USHgoEa2V5cxgBIAMoCzIQLmFnZW50LnYxLkFwaUtleSIeChBSb3RhdGVLZXlSZXF1ZXN0EgoKAmlkGAEgASgJIkMKEVJvdGF0ZUtleVJlc3BvbnNlEgsKA2tleRgBIAEoCRIhCgdhcGlfa2V5GAIgASgLMhAuYWdlbnQudjEuQXBpS2V5Ih4KEFJldm9rZUtleVJlcXVlc3QSCgoCaWQYASABKAkiOgoXU2V0V29ya3NwYWNlUGxhblJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEgwKBHBsYW4YAiABKAkigQEKDVdvcmtzcGFjZVBsYW4SEQoJd29ya3NwYWNlGAEgASgJEgwKBHBsYW4YAiABKAkSJAoGbGltaXRzGAMgASgLMhQuYWdlbnQudjEuUGxhbkxpbWl0cxIpCgtyYXRlX2xpbWl0cxgEIAEoCzIULmFnZW50LnYxLlJhdGVMaW1pdHMi7QEKF1NldEtleVJhdGVMaW1pdHNSZXF1ZXN0EgoKAmlkGAEgASgJEiEKFHN1c3RhaW5lZF9wZXJfc2Vjb25kGAIgASgBSACIAQESHQoQYnVyc3RfcGVyX3NlY29uZBgDIAEoAUgBiAEBEhoKDWJ1cnN0X3NlY29uZHMYBCABKAFIAogBARIYCgtjb25jdXJyZW5jeRgFIAEoBUgDiAEBQhcKFV9zdXN0YWluZWRfcGVyX3NlY29uZEITChFfYnVyc3RfcGVyX3NlY29uZEIQCg5fYnVyc3Rfc2Vjb25kc0IOCgxfY29uY3VycmVuY3kiRgoNS2V5UmF0ZUxpbWl0cxIKCgJpZBgBIAEoCRIpCgtyYXRlX2xpbWl0cxgCIAEoCzIULmFnZW50LnYxLlJhdGVMaW1pdHMypgUKDEFkbWluU2VydmljZRJjCglDcmVhdGVLZXkSGi5hZ2VudC52MS5DcmVhdGVLZXlSZXF1ZXN0GhsuYWdlbnQudjEuQ3JlYXRlS2V5UmVzcG9uc2UiHYLT5JMCFzoBKiISL2FwaS92MS9hZG1pbi9rZXlzEl0KCExpc3RLZXlzEhkuYWdlbnQudjEuTGlzdEtleXNSZXF1ZXN0GhouYWdlbnQudjEuTGlzdEtleXNSZXNwb25zZSIagtPkkwIUEhIvYXBpL3YxL2FkbWluL2tleXMSbwoJUm90YXRlS2V5EhouYWdlbnQudjEuUm90YXRlS2V5UmVxdWVzdBobLmFnZW50LnYxLlJvdGF0ZUtleVJlc3BvbnNlIimC0+STAiM6ASoiHi9hcGkvdjEvYWRtaW4va2V5cy97aWR9L3JvdGF0ZRJaCglSZXZva2VLZXkSGi5hZ2VudC52MS5SZXZva2VLZXlSZXF1ZXN0GhAuYWdlbnQudjEuQXBpS2V5Ih+C0+STAhkqFy9hcGkvdjEvYWRtaW4va2V5cy97aWR9EoQBChBTZXRXb3Jrc3BhY2VQbGFuEiEuYWdlbnQudjEuU2V0V29ya3NwYWNlUGxhblJlcXVlc3QaFy5hZ2VudC52MS5Xb3Jrc3BhY2VQbGFuIjSC0+STAi46ASoaKS9hcGkvdjEvYWRtaW4vd29ya3NwYWNlcy97d29ya3NwYWNlfS9wbGFuEn4KEFNldEtleVJhdGVMaW1pdHMSIS5hZ2VudC52MS5TZXRLZXlSYXRlTGltaXRzUmVxdWVzdBoXLmFnZW50LnYxLktleVJhdGVMaW1pdHMiLoLT5JMCKDoBKhojL2FwaS92MS9hZG1pbi9rZXlzL3tpZH0vcmF0ZS1saW1pdHNiBnByb3RvMw", [file_google_api_annotations, file_agent_v1_stats]);
 
 /**
  * An API key's public record.
@@ -291,7 +293,141 @@ export const RevokeKeyRequestSchema: GenMessage<RevokeKeyRequest> = /*@__PURE__*
   messageDesc(file_agent_v1_admin, 7);
 
 /**
- * Issues, lists, rotates and revokes API keys. Authorised by the bootstrap
+ * @generated from message agent.v1.SetWorkspacePlanRequest
+ */
+export type SetWorkspacePlanRequest = Message<"agent.v1.SetWorkspacePlanRequest"> & {
+  /**
+   * Workspace name.
+   *
+   * @generated from field: string workspace = 1;
+   */
+  workspace: string;
+
+  /**
+   * A plan name from the server's plan configuration.
+   *
+   * @generated from field: string plan = 2;
+   */
+  plan: string;
+};
+
+/**
+ * Describes the message agent.v1.SetWorkspacePlanRequest.
+ * Use `create(SetWorkspacePlanRequestSchema)` to create a new message.
+ */
+export const SetWorkspacePlanRequestSchema: GenMessage<SetWorkspacePlanRequest> = /*@__PURE__*/
+  messageDesc(file_agent_v1_admin, 8);
+
+/**
+ * @generated from message agent.v1.WorkspacePlan
+ */
+export type WorkspacePlan = Message<"agent.v1.WorkspacePlan"> & {
+  /**
+   * @generated from field: string workspace = 1;
+   */
+  workspace: string;
+
+  /**
+   * @generated from field: string plan = 2;
+   */
+  plan: string;
+
+  /**
+   * The plan's caps; an absent cap is unlimited.
+   *
+   * @generated from field: agent.v1.PlanLimits limits = 3;
+   */
+  limits?: PlanLimits | undefined;
+
+  /**
+   * The plan's rate limits for its keys.
+   *
+   * @generated from field: agent.v1.RateLimits rate_limits = 4;
+   */
+  rateLimits?: RateLimits | undefined;
+};
+
+/**
+ * Describes the message agent.v1.WorkspacePlan.
+ * Use `create(WorkspacePlanSchema)` to create a new message.
+ */
+export const WorkspacePlanSchema: GenMessage<WorkspacePlan> = /*@__PURE__*/
+  messageDesc(file_agent_v1_admin, 9);
+
+/**
+ * @generated from message agent.v1.SetKeyRateLimitsRequest
+ */
+export type SetKeyRateLimitsRequest = Message<"agent.v1.SetKeyRateLimitsRequest"> & {
+  /**
+   * The key's ID.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * Requests per second the key may send indefinitely.
+   *
+   * @generated from field: optional double sustained_per_second = 2;
+   */
+  sustainedPerSecond?: number | undefined;
+
+  /**
+   * Requests per second during a burst; at least sustained_per_second.
+   *
+   * @generated from field: optional double burst_per_second = 3;
+   */
+  burstPerSecond?: number | undefined;
+
+  /**
+   * How long a burst may last, in seconds.
+   *
+   * @generated from field: optional double burst_seconds = 4;
+   */
+  burstSeconds?: number | undefined;
+
+  /**
+   * Requests in flight at once per node.
+   *
+   * @generated from field: optional int32 concurrency = 5;
+   */
+  concurrency?: number | undefined;
+};
+
+/**
+ * Describes the message agent.v1.SetKeyRateLimitsRequest.
+ * Use `create(SetKeyRateLimitsRequestSchema)` to create a new message.
+ */
+export const SetKeyRateLimitsRequestSchema: GenMessage<SetKeyRateLimitsRequest> = /*@__PURE__*/
+  messageDesc(file_agent_v1_admin, 10);
+
+/**
+ * @generated from message agent.v1.KeyRateLimits
+ */
+export type KeyRateLimits = Message<"agent.v1.KeyRateLimits"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * The limits now in force for the key (the override, or its plan's).
+   *
+   * @generated from field: agent.v1.RateLimits rate_limits = 2;
+   */
+  rateLimits?: RateLimits | undefined;
+};
+
+/**
+ * Describes the message agent.v1.KeyRateLimits.
+ * Use `create(KeyRateLimitsSchema)` to create a new message.
+ */
+export const KeyRateLimitsSchema: GenMessage<KeyRateLimits> = /*@__PURE__*/
+  messageDesc(file_agent_v1_admin, 11);
+
+/**
+ * Issues, lists, rotates and revokes API keys, sets workspace plans and per-key
+ * rate limits. Authorised by the bootstrap
  * admin key (AGENTMEM_ADMIN_KEY) or an admin API key.
  *
  * @generated from service agent.v1.AdminService
@@ -337,6 +473,29 @@ export const AdminService: GenService<{
     methodKind: "unary";
     input: typeof RevokeKeyRequestSchema;
     output: typeof ApiKeySchema;
+  },
+  /**
+   * Puts a workspace on a plan configured on the server (PLANS_FILE or PLANS).
+   * The workspace is created on first use. Takes effect at once on this node
+   * and within AUTH_CACHE_TTL_MS on others.
+   *
+   * @generated from rpc agent.v1.AdminService.SetWorkspacePlan
+   */
+  setWorkspacePlan: {
+    methodKind: "unary";
+    input: typeof SetWorkspacePlanRequestSchema;
+    output: typeof WorkspacePlanSchema;
+  },
+  /**
+   * Overrides a key's rate and concurrency limits, for keys whose workspace plan
+   * allows per-key overrides (enterprise). Send no field to go back to the plan's limits.
+   *
+   * @generated from rpc agent.v1.AdminService.SetKeyRateLimits
+   */
+  setKeyRateLimits: {
+    methodKind: "unary";
+    input: typeof SetKeyRateLimitsRequestSchema;
+    output: typeof KeyRateLimitsSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_agent_v1_admin, 0);

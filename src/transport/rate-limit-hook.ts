@@ -1,0 +1,26 @@
+import type { FastifyInstance } from "fastify";
+import fp from "fastify-plugin";
+import type { Authenticator } from "../accounts/authenticator.js";
+import type { Admission } from "../usage/admission.js";
+import { requestHeaders } from "./headers.js";
+
+/**
+ * Admits every REST request under /api/ (RPC routes, openapi.json, unknown paths, bodies that fail
+ * to parse) against its key's limits before anything else runs, and puts the X-RateLimit headers
+ * on its response, success or error. Connect and gRPC calls are admitted in bindService instead.
+ * Health and metrics endpoints are not API endpoints and are not limited.
+ */
+async function rateLimitHook(app: FastifyInstance, opts: { auth: Authenticator; admission: Admission }): Promise<void> {
+  app.addHook("onRequest", async (req, reply) => {
+    if (!req.url.startsWith("/api/")) return;
+    // The RPC behind the route authenticates again, from the cache; failures are reported there.
+    const principal = await opts.auth.authenticate(requestHeaders(req.headers)).catch(() => undefined);
+    const admitted = await opts.admission.admit(principal, req.ip);
+    for (const [header, value] of admitted.headers) reply.header(header, value);
+    // 'close' follows every response, finished or aborted, so the concurrency slot is always returned.
+    reply.raw.once("close", admitted.release);
+  });
+}
+
+// Not encapsulated: the hook must see every route of the server.
+export const rateLimitPlugin = fp(rateLimitHook, { name: "agentmem-rate-limits" });

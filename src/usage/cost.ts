@@ -1,0 +1,12 @@
+import { countTokens } from "../recall/tokens.js";
+
+// Cost units, the currency of a plan's monthly cost ceiling:
+// - writing memory content (create, or an update that changes content): 1 unit per token embedded
+//   (cl100k_base tokens of the content);
+// - a recall: 10 units (query embedding, search and scoring), whatever it returns.
+// Reads, deletes, stats and admin calls cost nothing.
+
+export const recallCostUnits = 10;
+
+export const contentCostUnits = (contents: readonly string[]): number =>
+  contents.reduce((sum, content) => sum + countTokens(content), 0);

@@ -1,0 +1,48 @@
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { ServiceImpl } from "@connectrpc/connect";
+import type { PlanLimitsSchema, RateLimitsSchema, StatsService } from "../../gen/agent/v1/stats_pb.js";
+import { agentPrincipal } from "../accounts/principal.js";
+import type { Sql } from "../db/database.js";
+import { periodKey, usagePeriod } from "./period.js";
+import { effectiveRate, type Plan, type PlanCatalog, type RateOverride } from "./plans.js";
+import { readUsage } from "./usage-store.js";
+
+const orUndefined = (cap: number | null) => cap ?? undefined;
+const left = (cap: number | null, used: number) => (cap === null ? undefined : Math.max(0, cap - used));
+
+export const planLimitsMessage = (plan: Plan): MessageInitShape<typeof PlanLimitsSchema> => ({
+  memoriesStored: orUndefined(plan.memoriesStored),
+  recallsPerMonth: orUndefined(plan.recallsPerMonth),
+  costUnitsPerMonth: orUndefined(plan.costUnitsPerMonth),
+});
+
+export const rateLimitsMessage = (plan: Plan, override: RateOverride | null): MessageInitShape<typeof RateLimitsSchema> =>
+  effectiveRate(plan, override);
+
+/** GET /api/v1/agent/stats: reads counters only, so it never counts against quota or cost. */
+export function statsService(db: Sql, plans: PlanCatalog): ServiceImpl<typeof StatsService> {
+  return {
+    async getStats(_req, ctx) {
+      const principal = agentPrincipal(ctx);
+      const plan = plans.planOf(principal.plan);
+      const now = new Date();
+      const period = usagePeriod(now);
+      const used = await readUsage(db, principal.workspaceId, periodKey(now));
+      return {
+        plan: plan.name,
+        periodStart: period.start.toISOString(),
+        resetsAt: period.resetsAt.toISOString(),
+        memoriesStored: used.memoriesStored,
+        recallsUsed: used.recalls,
+        costUsed: used.costUnits,
+        limits: planLimitsMessage(plan),
+        remaining: {
+          memoriesStored: left(plan.memoriesStored, used.memoriesStored),
+          recalls: left(plan.recallsPerMonth, used.recalls),
+          costUnits: left(plan.costUnitsPerMonth, used.costUnits),
+        },
+        rateLimits: rateLimitsMessage(plan, principal.rateOverride),
+      };
+    },
+  };
+}

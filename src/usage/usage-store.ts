@@ -1,0 +1,72 @@
+import type { Sql } from "../db/database.js";
+
+// Usage counters. Every change is one conditional statement (increment only if the result stays
+// within the cap), so concurrent requests can neither lose updates nor jointly pass a cap.
+
+/** A null cap is unlimited. */
+type Cap = number | null;
+
+/** Adds n memories if the workspace stays within `cap`; false (and no change) otherwise. */
+export async function addMemoriesStored(sql: Sql, workspaceId: string, n: number, cap: Cap): Promise<boolean> {
+  const rows = await sql.query(
+    `insert into workspace_usage as u (workspace_id, memories_stored)
+     select $1, $2::bigint where $3::bigint is null or $2::bigint <= $3::bigint
+     on conflict (workspace_id) do update set memories_stored = u.memories_stored + excluded.memories_stored
+       where $3::bigint is null or u.memories_stored + excluded.memories_stored <= $3::bigint
+     returning memories_stored`,
+    [workspaceId, n, cap],
+  );
+  return rows.length > 0;
+}
+
+export async function removeMemoriesStored(sql: Sql, workspaceId: string, n: number): Promise<void> {
+  await sql.query(
+    `update workspace_usage set memories_stored = greatest(0, memories_stored - $2::bigint) where workspace_id = $1`,
+    [workspaceId, n],
+  );
+}
+
+export interface PeriodCharge {
+  recalls: number;
+  costUnits: number;
+}
+
+/** Adds to the period's counters if both stay within their caps; false (and no change) otherwise. */
+export async function chargePeriod(
+  sql: Sql,
+  workspaceId: string,
+  period: string,
+  charge: PeriodCharge,
+  caps: { recalls: Cap; costUnits: Cap },
+): Promise<boolean> {
+  const rows = await sql.query(
+    `insert into usage_periods as u (workspace_id, period_start, recalls, cost_units)
+     select $1, $2::date, $3::bigint, $4::bigint
+     where ($5::bigint is null or $3::bigint <= $5::bigint) and ($6::bigint is null or $4::bigint <= $6::bigint)
+     on conflict (workspace_id, period_start) do update
+       set recalls = u.recalls + excluded.recalls, cost_units = u.cost_units + excluded.cost_units
+       where ($5::bigint is null or u.recalls + excluded.recalls <= $5::bigint)
+         and ($6::bigint is null or u.cost_units + excluded.cost_units <= $6::bigint)
+     returning recalls`,
+    [workspaceId, period, charge.recalls, charge.costUnits, caps.recalls, caps.costUnits],
+  );
+  return rows.length > 0;
+}
+
+export interface UsageCounts {
+  memoriesStored: number;
+  recalls: number;
+  costUnits: number;
+}
+
+export async function readUsage(sql: Sql, workspaceId: string, period: string): Promise<UsageCounts> {
+  const [row] = await sql.query<{ memories_stored: string; recalls: string; cost_units: string }>(
+    `select coalesce(u.memories_stored, 0) as memories_stored, coalesce(p.recalls, 0) as recalls,
+       coalesce(p.cost_units, 0) as cost_units
+     from (select $1::text as id) w
+     left join workspace_usage u on u.workspace_id = w.id
+     left join usage_periods p on p.workspace_id = w.id and p.period_start = $2::date`,
+    [workspaceId, period],
+  );
+  return { memoriesStored: Number(row!.memories_stored), recalls: Number(row!.recalls), costUnits: Number(row!.cost_units) };
+}
