@@ -6,6 +6,8 @@ export interface CheckedCandidate {
   memory: MemoryRecord;
   /** Query words whose stem the memory contains. */
   keywordMatches: string[];
+  /** Distinct terms of the content (stemmed, without stop words). */
+  terms: number;
 }
 
 // Postgres is the truth: the index may still hold a memory deleted, changed or moved since it was indexed.
@@ -18,13 +20,14 @@ with terms as materialized (
   order by l.lexeme, d.ordinality
 )
 select ${memoryColumns("m")},
-  array(select t.word from terms t where t.lexeme = any(l.lexemes) order by t.word) as keyword_words
+  array(select t.word from terms t where t.lexeme = any(l.lexemes) order by t.word) as keyword_words,
+  cardinality(l.lexemes) as term_count
 from memories m cross join lateral (select tsvector_to_array(m.tsv) as lexemes) l
 where m.id = any($1::text[]) and ${visible("m")}`;
 
 /** The candidates as stored now, limited to what the caller may see; keywordQuery null skips word matching. */
 export async function recheckCandidates(sql: Sql, scope: Scope, ids: readonly string[], keywordQuery: string | null): Promise<CheckedCandidate[]> {
   if (ids.length === 0) return [];
-  const rows = await sql.query<MemoryRow & { keyword_words: string[] }>(recheckSql, [ids, scope.workspaceId, scope.container, keywordQuery]);
-  return rows.map((r) => ({ memory: recordOf(r), keywordMatches: r.keyword_words }));
+  const rows = await sql.query<MemoryRow & { keyword_words: string[]; term_count: number }>(recheckSql, [ids, scope.workspaceId, scope.container, keywordQuery]);
+  return rows.map((r) => ({ memory: recordOf(r), keywordMatches: r.keyword_words, terms: r.term_count }));
 }

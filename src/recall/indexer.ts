@@ -91,11 +91,11 @@ export function createIndexer(db: Database, vectors: VectorIndex, embedder: Embe
     let total = 0;
     let writing: Promise<number> | undefined;
     try {
-      for (let batch = await prepare("0"); batch && !stopped; ) {
+      for (let batch = await prepare("0"); batch; ) {
         writing = commit(batch);
         // Handled below; marked now so a failure while the next batch embeds is not an unhandled rejection.
         writing.catch(() => undefined);
-        batch = await prepare(batch.seqs.at(-1)!);
+        batch = stopped ? undefined : await prepare(batch.seqs.at(-1)!);
         total += await writing;
         writing = undefined;
       }

@@ -7,6 +7,7 @@ import {
   confidenceMultiplier,
   cosine,
   duplicateKey,
+  informativeness,
   recencyBoost,
   relevance,
   severityMultiplier,
@@ -30,6 +31,7 @@ export interface ScoredCandidate {
   memory: MemoryRecord;
   cosine: number;
   bm25: number;
+  informativeness: number;
   keywordMatches: string[];
   matchedVia: SearchMode;
   relevance: number;
@@ -95,10 +97,11 @@ export async function runRecall(deps: RecallEngineDeps, q: RecallQuery, access: 
 
   const now = new Date();
   const semanticIds = new Set(semanticHits.map((h) => h.id));
-  const candidates = checked.map(({ memory, keywordMatches }): ScoredCandidate => {
+  const candidates = checked.map(({ memory, keywordMatches, terms }): ScoredCandidate => {
     const bm25 = bm25ById.get(memory.id);
     const cos = cosineById.get(memory.id) ?? 0;
-    const rel = relevance(q.mode, cos, bm25 ?? 0);
+    const informative = informativeness(terms);
+    const rel = relevance(q.mode, cos, bm25 ?? 0, informative);
     const boost = recencyBoost(memory.validFrom, now);
     const sev = severityMultiplier(memory.severity);
     const conf = confidenceMultiplier(memory.confidence);
@@ -106,6 +109,7 @@ export async function runRecall(deps: RecallEngineDeps, q: RecallQuery, access: 
       memory,
       cosine: cos,
       bm25: bm25 ?? 0,
+      informativeness: informative,
       keywordMatches,
       matchedVia: bm25 !== undefined && semanticIds.has(memory.id) ? "hybrid" : bm25 !== undefined ? "keyword" : "semantic",
       relevance: rel,

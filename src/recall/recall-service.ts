@@ -57,6 +57,7 @@ function itemOf(c: ScoredCandidate, q: RecallQuery): MessageInitShape<typeof Rec
           cosine: c.cosine,
           bm25: c.bm25,
           relevance: c.relevance,
+          informativeness: c.informativeness,
           recencyBoost: c.recencyBoost,
           severityMultiplier: c.severityMultiplier,
           confidenceMultiplier: c.confidenceMultiplier,

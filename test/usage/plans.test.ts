@@ -7,12 +7,12 @@ import { usagePeriod, secondsToReset } from "../../src/usage/period.js";
 import { effectiveRate } from "../../src/usage/plans.js";
 
 describe("plans configuration", () => {
-  it("has built-in free, pro and enterprise plans, free by default, all at the spec's default rate", () => {
+  it("has built-in unlimited, free, pro and enterprise plans, unlimited by default, all at the spec's default rate", () => {
     const { plans } = loadConfig({});
     expect([...plans.byName.keys()]).toEqual(["unlimited", "free", "pro", "enterprise"]);
     expect(plans.defaultPlan.name).toBe("unlimited");
     expect(plans.defaultPlan).toMatchObject({ memoriesStored: null, recallsPerMonth: null, costUnitsPerMonth: null });
-    expect(plans.defaultPlan).toMatchObject({ memoriesStored: 10_000, recallsPerMonth: 10_000, costUnitsPerMonth: 2_000_000 });
+    expect(plans.byName.get("free")).toMatchObject({ memoriesStored: 10_000, recallsPerMonth: 10_000, costUnitsPerMonth: 2_000_000 });
     for (const plan of plans.byName.values()) {
       expect(plan.rate).toEqual({ sustainedPerSecond: 100, burstPerSecond: 500, burstSeconds: 10, concurrency: 32 });
     }
