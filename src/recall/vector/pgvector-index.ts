@@ -2,7 +2,7 @@ import { toSql } from "pgvector";
 import type { Database } from "../../db/database.js";
 import { pgvectorSql } from "./pgvector-sql.js";
 import { checkDimensions, lastPerId, matchesNothing } from "./records.js";
-import type { VectorFilter, VectorIndex } from "./vector-index.js";
+import type { VectorFilter, VectorHit, VectorIndex } from "./vector-index.js";
 
 /** pgvector's HNSW index accepts at most 2,000 dimensions for the vector type. */
 const maxHnswDimensions = 2000;
@@ -12,9 +12,9 @@ const efSearch = (k: number) => String(Math.min(1000, Math.max(100, k)));
 /** Nulls stand for absent filters (see the search SQL). */
 const millisOrNull = (value: number | undefined) => (value === undefined ? null : Math.trunc(value));
 
-function searchParams(vector: Float32Array, filter: VectorFilter, k: number): unknown[] {
+function searchParams(vector: unknown, filter: VectorFilter, k: number): unknown[] {
   return [
-    toSql(Array.from(vector)),
+    vector,
     filter.workspaceId,
     filter.containers ?? null,
     filter.types ?? null,
@@ -76,9 +76,22 @@ export async function openPgvectorIndex(db: Database, dimensions: number): Promi
       if (k <= 0 || matchesNothing(filter)) return [];
       return db.transaction(async (tx) => {
         await tx.query(sql.searchSettings, [efSearch(k)]);
-        const rows = await tx.query<{ id: string; similarity: number }>(sql.search, searchParams(vector, filter, k));
+        const rows = await tx.query<{ id: string; similarity: number }>(sql.search, searchParams(toSql(Array.from(vector)), filter, k));
         return rows.map((r) => ({ id: r.id, similarity: Number(r.similarity) }));
       });
+    },
+
+    async searchMany(vectors, filter, k) {
+      for (const v of vectors) checkDimensions(v, dimensions);
+      const hits: VectorHit[][] = vectors.map(() => []);
+      if (vectors.length === 0 || k <= 0 || matchesNothing(filter)) return hits;
+      const literals = vectors.map((v) => toSql(Array.from(v)) as string);
+      const rows = await db.transaction(async (tx) => {
+        await tx.query(sql.searchSettings, [efSearch(k)]);
+        return tx.query<{ query: number; id: string; similarity: number }>(sql.searchMany, searchParams(literals, filter, k));
+      });
+      for (const r of rows) hits[Number(r.query)]!.push({ id: r.id, similarity: Number(r.similarity) });
+      return hits;
     },
 
     async optimize() {

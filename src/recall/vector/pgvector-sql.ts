@@ -2,6 +2,18 @@
 export function pgvectorSql(dimensions: number) {
   const table = `memory_vectors_${dimensions}`;
   const columns = `id, workspace_id, containers, type, tags, severity, confidence, state, valid_from, valid_until, created_at`;
+  // Absent optional filters are passed as null; each query is planned with its values, so those terms fold away.
+  const filters = `workspace_id = $2
+          and ($3::text[] is null or containers && $3::text[])
+          and ($4::text[] is null or type = any($4::text[]))
+          and ($5::text[] is null or tags && $5::text[])
+          and ($6::text[] is null or severity = any($6::text[]))
+          and ($7::float8 is null or confidence >= $7::float8)
+          and ($8::text[] is null or state = any($8::text[]))
+          and ($9::bigint is null or created_at >= $9::bigint)
+          and ($10::bigint is null or created_at < $10::bigint)
+          and ($11::bigint is null or (valid_from <= $11::bigint and (valid_until is null or valid_until > $11::bigint)))
+          and ($12::text[] is null or id = any($12::text[]))`;
   const updates = [...columns.split(", ").slice(1), "embedding"].map((c) => `${c} = excluded.${c}`).join(", ");
   return {
     /** Serialises schema creation across nodes starting at once (the migrations use 727_110_001). */
@@ -41,25 +53,25 @@ export function pgvectorSql(dimensions: number) {
      * is re-sorted by the outer query. $1 is the candidate list size.
      */
     searchSettings: `select set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', $1, true)`,
-    /** Absent optional filters are passed as null; each query is planned with its values, so those terms fold away. */
     search: `with hits as materialized (
         select id, embedding <=> $1::vector as distance
         from ${table}
-        where workspace_id = $2
-          and ($3::text[] is null or containers && $3::text[])
-          and ($4::text[] is null or type = any($4::text[]))
-          and ($5::text[] is null or tags && $5::text[])
-          and ($6::text[] is null or severity = any($6::text[]))
-          and ($7::float8 is null or confidence >= $7::float8)
-          and ($8::text[] is null or state = any($8::text[]))
-          and ($9::bigint is null or created_at >= $9::bigint)
-          and ($10::bigint is null or created_at < $10::bigint)
-          and ($11::bigint is null or (valid_from <= $11::bigint and (valid_until is null or valid_until > $11::bigint)))
-          and ($12::text[] is null or id = any($12::text[]))
+        where ${filters}
         order by distance
         limit $13
       )
       select id, 1 - distance as similarity from hits order by distance`,
+    /** search for each vector of $1 (text[] of vector literals), with the same filters: one statement. */
+    searchMany: `select q.i - 1 as query, h.id, 1 - h.distance as similarity
+      from unnest($1::text[]) with ordinality as q(v, i)
+      cross join lateral (
+        select id, embedding <=> q.v::vector as distance
+        from ${table}
+        where ${filters}
+        order by distance
+        limit $13
+      ) h
+      order by q.i, h.distance`,
     count: `select count(*)::int as n from ${table}`,
     ids: `select id from ${table}`,
     /** Cleans dead index entries left by updates and deletes, and refreshes the statistics the planner uses to choose between HNSW and the filter indexes. */

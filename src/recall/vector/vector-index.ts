@@ -50,6 +50,8 @@ export interface VectorIndex {
   delete(ids: readonly string[]): Promise<void>;
   /** The k most similar records that pass the filter, most similar first. */
   search(vector: Float32Array, filter: VectorFilter, k: number): Promise<VectorHit[]>;
+  /** search() for several vectors in one query: one list of hits per vector, in input order. */
+  searchMany(vectors: readonly Float32Array[], filter: VectorFilter, k: number): Promise<VectorHit[][]>;
   /** Folds recent writes into the ANN index and compacts; called on a schedule. */
   optimize(): Promise<void>;
   /** Number of records, for reconciliation and tests. */
