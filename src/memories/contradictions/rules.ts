@@ -1,5 +1,5 @@
 import { diffHunks, type Hunk } from "./diff.js";
-import { multiValued, statementOf, type Statement, type Token } from "./statement.js";
+import { statementOf, type Statement, type Token } from "./statement.js";
 
 // The offline contradiction rules over two statements about (perhaps) the same thing. A contradiction is
 // the same sentence frame with one incompatible difference: its polarity flipped (negation, opposite), a
@@ -47,12 +47,12 @@ function polarityVerdict(a: Statement, b: Statement, hunks: Hunk[], shared: numb
 }
 
 /** One value slot replaced: a different number, date or name (or a one-word value after "is"). */
-function valueVerdict(a: Statement, b: Statement, hunk: Hunk, sharedTokens: Token[], shared: number): Verdict | null {
-  // A change in the first word changes who or what the sentence is about.
-  if (hunk.aStart === 0 || hunk.bStart === 0) return null;
+function valueVerdict(a: Statement, b: Statement, hunks: Hunk[], hunk: Hunk, shared: number): Verdict | null {
+  // A change in the first word, or words added or dropped before the value, change who or what it is about.
+  if (hunk.aStart === 0 || hunk.bStart === 0 || hunks.some((h) => h.aStart < hunk.aStart)) return null;
   const removed = hunk.removed.map((i) => a.tokens[i]!);
   const added = hunk.added.map((i) => b.tokens[i]!);
-  const manyValued = sharedTokens.some((t) => t.kind === "word" && multiValued.has(t.text));
+  const manyValued = a.manyValued && b.manyValued;
   const change = `${phrase(removed)} → ${phrase(added)}`;
   if ([...removed, ...added].some((t) => t.kind === "word" || t.kind === "be")) {
     // A common word as the value: only a single one right after "is" / "named" ("the default branch is main").
@@ -89,7 +89,7 @@ export function compareStatements(older: Statement, newer: Statement): Verdict |
   if (older.negative !== newer.negative) return polarityVerdict(older, newer, hunks, shared);
   const replaced = hunks.filter((h) => h.removed.length > 0 && h.added.length > 0);
   if (replaced.length !== 1 || newer.additive) return null;
-  return valueVerdict(older, newer, replaced[0]!, sharedTokens, shared);
+  return valueVerdict(older, newer, hunks, replaced[0]!, shared);
 }
 
 /** Convenience over raw texts (the service keeps statements to compare one text with many). */

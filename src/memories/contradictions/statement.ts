@@ -37,6 +37,8 @@ export interface Statement {
   additive: boolean;
   /** "X over Y", "X instead of Y", "X rather than Y": [X, Y], stemmed. */
   preference: [string, string] | null;
+  /** Its verb can hold many values at once ("likes", "speaks"): a new value adds rather than replaces. */
+  manyValued: boolean;
 }
 
 /** A light suffix stripper: enough to make "lives", "lived" and "living" one word. */
@@ -53,8 +55,7 @@ export function stem(word: string): string {
 
 const stemmedSynonyms = new Map([...synonyms].map(([from, to]) => [stem(from), stem(to)]));
 const stemmedPolarity = new Map([...polarityWords].map(([w, p]) => [stem(w), p]));
-/** Multi-valued verbs, stemmed. */
-export const multiValued = new Set([...multiValuedVerbs].map(stem));
+const multiValued = new Set([...multiValuedVerbs].map(stem));
 const stemmedUnits = new Set([...units].map(stem));
 
 const numeric = /^[$€£]?\d[\d,]*(\.\d+)*[%kmx]?$/i;
@@ -102,6 +103,7 @@ export function statementOf(text: string): Statement {
   const tokens: Token[] = [];
   const polarity: string[] = [];
   let flips = 0;
+  const manyValued = words.some((w) => multiValued.has(stem(w.toLowerCase())));
   words.forEach((word, i) => {
     const lower = word.toLowerCase();
     // "may" is a month only before a day ("May 12").
@@ -137,5 +139,6 @@ export function statementOf(text: string): Statement {
     polarityWords: polarity,
     additive: additiveMarkers.some((m) => lowerText.includes(` ${m} `)),
     preference: preference ? [stem(preference[1]!), stem(preference[2]!)] : null,
+    manyValued,
   };
 }
