@@ -52,6 +52,9 @@ function valueVerdict(a: Statement, b: Statement, hunks: Hunk[], hunk: Hunk, sha
   if (hunk.aStart === 0 || hunk.bStart === 0 || hunks.some((h) => h.aStart < hunk.aStart)) return null;
   const removed = hunk.removed.map((i) => a.tokens[i]!);
   const added = hunk.added.map((i) => b.tokens[i]!);
+  // The same value written differently ("555-0101" / "555 0101") is no change.
+  const spelled = (ts: Token[]) => ts.map((t) => t.text).join("").replace(/[^\p{L}\p{N}]/gu, "");
+  if (spelled(removed) === spelled(added)) return null;
   const manyValued = a.manyValued && b.manyValued;
   const change = `${phrase(removed)} → ${phrase(added)}`;
   if ([...removed, ...added].some((t) => t.kind === "word" || t.kind === "be")) {
