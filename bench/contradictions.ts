@@ -1,13 +1,18 @@
 // Precision and recall of the offline contradiction detector on the labelled pairs in
 // bench/data/contradictions.jsonl (contradictions and near misses, every fourth pair held out from tuning).
 //
-//   npx tsx bench/contradictions.ts [--show-errors]
+//   npx tsx bench/contradictions.ts [--show-errors] [--locomo /work/shared/data/locomo/locomo10.json]
 //
-// Prints per-category and per-split tables and writes bench/results/contradictions.json. Pure CPU, < 1 s.
+// Prints per-category and per-split tables and writes bench/results/contradictions.json. Then, when the
+// LoCoMo file exists, a false-alarm check on natural conversation: every turn against every earlier turn
+// of its conversation (no candidate search, so an upper bound), counting the turns that would be
+// shadowed. Pure CPU, about a minute.
 
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { access, mkdir, readFile, writeFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
-import { detectContradiction, type Verdict } from "../src/memories/contradictions/rules.js";
+import { compareStatements, detectContradiction, type Verdict } from "../src/memories/contradictions/rules.js";
+import { statementOf } from "../src/memories/contradictions/statement.js";
+import { loadLocomo } from "./lib/locomo.js";
 import { alignedTable } from "./lib/table.js";
 
 interface Pair {
@@ -49,7 +54,12 @@ function count(rows: Scored[]): Counts & { precision: number; recall: number; f1
 const fmt = (v: number) => (Number.isNaN(v) ? "-" : v.toFixed(3));
 
 async function main() {
-  const { values } = parseArgs({ options: { "show-errors": { type: "boolean", default: false } } });
+  const { values } = parseArgs({
+    options: {
+      "show-errors": { type: "boolean", default: false },
+      locomo: { type: "string", default: "/work/shared/data/locomo/locomo10.json" },
+    },
+  });
   const text = await readFile(new URL("./data/contradictions.jsonl", import.meta.url), "utf8");
   const pairs = text.trim().split("\n").map((line) => JSON.parse(line) as Pair);
   const scored: Scored[] = pairs.map((p) => ({ ...p, predicted: detectContradiction(p.older, p.newer) }));
@@ -111,11 +121,40 @@ async function main() {
       console.log(`  #${e.id} [${e.split}/${e.category}] ${e.contradiction ? "missed" : "false alarm"}: "${e.older}" / "${e.newer}"${e.predicted ? ` (${e.predicted.reason})` : ""}`);
     }
   }
+  const natural = await naturalFalseAlarms(values.locomo!, values["show-errors"]!);
   await mkdir(new URL("./results/", import.meta.url), { recursive: true });
   await writeFile(
     new URL("./results/contradictions.json", import.meta.url),
-    JSON.stringify({ bySplit, byCategory, byRule, errors: errors.map((e) => ({ id: e.id, split: e.split, category: e.category, expected: e.contradiction, reason: e.predicted?.reason ?? null })) }, null, 2) + "\n",
+    JSON.stringify({ bySplit, byCategory, byRule, natural, errors: errors.map((e) => ({ id: e.id, split: e.split, category: e.category, expected: e.contradiction, reason: e.predicted?.reason ?? null })) }, null, 2) + "\n",
   );
+}
+
+/** Turns of LoCoMo conversations that some later turn of the same speaker's conversation would shadow. */
+async function naturalFalseAlarms(file: string, show: boolean) {
+  if (!(await access(file).then(() => true, () => false))) return null;
+  const conversations = await loadLocomo(file);
+  let turns = 0;
+  let pairs = 0;
+  const flagged: string[] = [];
+  for (const c of conversations) {
+    const texts = c.turns.map((t) => `${t.speaker}: ${t.text}`);
+    const statements = texts.map(statementOf);
+    turns += texts.length;
+    const shadowed = new Set<number>();
+    for (let j = 0; j < texts.length; j++) {
+      for (let i = 0; i < j; i++) {
+        pairs++;
+        const v = compareStatements(statements[i]!, statements[j]!);
+        if (v && !shadowed.has(i)) {
+          shadowed.add(i);
+          flagged.push(`"${texts[i]}" / "${texts[j]}" (${v.reason})`);
+        }
+      }
+    }
+  }
+  console.log(`\nLoCoMo (${file}): ${turns} turns, ${pairs} turn pairs; turns that would be shadowed: ${flagged.length} (${((100 * flagged.length) / turns).toFixed(2)}%)`);
+  if (show) for (const f of flagged) console.log(`  ${f}`);
+  return { turns, pairs, shadowedTurns: flagged.length, examples: flagged };
 }
 
 await main();

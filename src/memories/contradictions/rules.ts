@@ -91,7 +91,8 @@ export function compareStatements(older: Statement, newer: Statement): Verdict |
   }
   if (older.negative !== newer.negative) return polarityVerdict(older, newer, hunks, shared);
   const replaced = hunks.filter((h) => h.removed.length > 0 && h.added.length > 0);
-  if (replaced.length !== 1 || newer.additive) return null;
+  // A value change needs a frame: at least two words in common besides the value.
+  if (replaced.length !== 1 || newer.additive || shared < 2) return null;
   return valueVerdict(older, newer, hunks, replaced[0]!, shared);
 }
 

@@ -75,7 +75,7 @@ function expandContractions(text: string): string {
     .replace(/['’](re|ve|ll|d|m)\b/gi, "");
 }
 
-function classify(word: string, index: number): Omit<Token, "original"> | null {
+function classify(word: string, sentenceStart: boolean): Omit<Token, "original"> | null {
   const lower = word.toLowerCase();
   if (copulas.has(lower)) return { text: "be", kind: "be" };
   if (lower === "may") return { text: "may", kind: "time" };
@@ -90,8 +90,8 @@ function classify(word: string, index: number): Omit<Token, "original"> | null {
   const stemmed = stem(lower);
   if (months.has(lower) || weekdays.has(lower) || weekdays.has(stemmed)) return { text: stemmed, kind: "time" };
   if (/\d/.test(word)) return { text: lower, kind: "number" };
-  // A capital after the first word, or inside a word (iOS, AWS): a name.
-  if (/\p{Lu}/u.test(index > 0 ? word : word.slice(1))) return { text: lower, kind: "name" };
+  // A capital not starting a sentence, or inside a word (iOS, AWS): a name.
+  if (/\p{Lu}/u.test(sentenceStart ? word.slice(1) : word)) return { text: lower, kind: "name" };
   return { text: stemmedSynonyms.get(stemmed) ?? stemmed, kind: "word" };
 }
 
@@ -99,7 +99,10 @@ function classify(word: string, index: number): Omit<Token, "original"> | null {
 export function statementOf(text: string): Statement {
   let prepared = expandContractions(text);
   for (const [pattern, replacement] of phrases) prepared = prepared.replace(new RegExp(pattern.source, "gi"), replacement);
-  const words = (prepared.match(tokenPattern) ?? []).map((w) => w.replace(/[.,:/'’+-]+$/, ""));
+  const matches = [...prepared.matchAll(tokenPattern)];
+  const words = matches.map((m) => m[0].replace(/[.,:/'’+-]+$/, ""));
+  // The first word, and any after ". ", "! ", "? " or ": " (e.g. "Jon: Hey Gina"), starts a sentence.
+  const startsSentence = matches.map((m, i) => i === 0 || /[.!?:]\s*$/.test(prepared.slice(matches[i - 1]!.index!, m.index)));
   const tokens: Token[] = [];
   const polarity: string[] = [];
   let flips = 0;
@@ -119,7 +122,7 @@ export function statementOf(text: string): Statement {
       polarity.push(word);
       return;
     }
-    const token = classify(word, i);
+    const token = classify(word, startsSentence[i]!);
     if (token) tokens.push({ ...token, original: word });
   });
   // Days next to a month are part of the date; a unit after a number is part of the number.
