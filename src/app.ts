@@ -14,6 +14,10 @@ import { migrate } from "./db/migrations.js";
 import { createEmbedder } from "./embeddings/create-embedder.js";
 import type { Embedder } from "./embeddings/embedder.js";
 import { cachedQueryEmbedder } from "./embeddings/query-cache.js";
+import { cachingEmbedder } from "./embeddings/text-cache.js";
+import { createContradictionFinder } from "./memories/contradictions/finder.js";
+import { createJudge } from "./memories/contradictions/judge.js";
+import { purgeIdempotencyKeys } from "./memories/idempotency.js";
 import { memoryService } from "./memories/memory-service.js";
 import { checkIndexState } from "./recall/index-state.js";
 import { createIndexer, type Indexer } from "./recall/indexer.js";
@@ -58,7 +62,7 @@ export async function startApp(config: Config): Promise<App> {
   const opened: Array<{ close(): Promise<void> }> = [db];
   try {
     await migrate(db);
-    const embedder: Embedder = await createEmbedder(config);
+    const embedder: Embedder = cachingEmbedder(await createEmbedder(config), config.EMBEDDING_WRITE_CACHE_SIZE);
     opened.unshift(embedder);
     const vectors = await openVectorIndex(config, db, embedder.info.dimensions);
     opened.unshift(vectors);
@@ -87,11 +91,24 @@ export async function startApp(config: Config): Promise<App> {
       receiptsEnabled: config.RECEIPTS_ENABLED,
       usage,
     });
+    const judge =
+      config.CONTRADICTION_JUDGE_URL && config.CONTRADICTION_JUDGE_MODEL
+        ? createJudge(
+            {
+              url: config.CONTRADICTION_JUDGE_URL,
+              model: config.CONTRADICTION_JUDGE_MODEL,
+              apiKey: config.CONTRADICTION_JUDGE_API_KEY,
+              timeoutMs: config.CONTRADICTION_JUDGE_TIMEOUT_MS,
+            },
+            fastify.log,
+          )
+        : null;
+    const findContradictions = config.CONTRADICTIONS_ENABLED
+      ? createContradictionFinder({ db, vectors, embedder, judge, log: fastify.log, candidates: config.CONTRADICTION_CANDIDATES })
+      : null;
+    const memories = memoryService(db, { usage, afterWrite: config.INDEXER_ENABLED ? indexer.notify : () => undefined, findContradictions });
     const bindings: ServiceBinding[] = [
-      bindService(MemoryService, memoryService(db, usage, config.INDEXER_ENABLED ? indexer.notify : () => undefined), {
-        ...guard,
-        role: "agent",
-      }),
+      bindService(MemoryService, memories, { ...guard, role: "agent" }),
       bindService(RecallService, recall, { ...guard, role: "agent" }),
       bindService(StatsService, statsService(db, config.plans), { ...guard, role: "agent" }),
       bindService(AdminService, adminService(db, auth, config.plans), { ...guard, role: "admin" }),
@@ -132,6 +149,7 @@ export async function startApp(config: Config): Promise<App> {
     }
     const purge = setInterval(() => {
       traces.purge(config.TRACE_RETENTION_DAYS).catch((err: unknown) => fastify.log.error({ err }, "trace purge failed"));
+      purgeIdempotencyKeys(db).catch((err: unknown) => fastify.log.error({ err }, "idempotency key purge failed"));
     }, 3_600_000);
     purge.unref();
     return {

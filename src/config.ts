@@ -37,6 +37,19 @@ const envSchema = z.object({
   EMBEDDING_WORKERS: z.coerce.number().int().min(1).max(64).optional(),
   /** Query embeddings kept in memory, so repeated queries skip the model. */
   EMBEDDING_CACHE_SIZE: z.coerce.number().int().min(0).default(10_000),
+  /** Vectors of recently written texts kept in memory, so the indexer does not embed them again. */
+  EMBEDDING_WRITE_CACHE_SIZE: z.coerce.number().int().min(0).default(4096),
+
+  /** Check new and edited memories for contradictions with active ones (embeds on the write path). */
+  CONTRADICTIONS_ENABLED: z.enum(["true", "false"]).default("true").transform((v) => v === "true"),
+  /** Candidates per new memory from each of the vector and keyword searches. */
+  CONTRADICTION_CANDIDATES: z.coerce.number().int().min(1).max(100).default(8),
+  /** Optional judge: base URL of an OpenAI-compatible chat API, e.g. http://127.0.0.1:11434/v1. */
+  CONTRADICTION_JUDGE_URL: z.string().url("must be an http(s) URL").optional(),
+  CONTRADICTION_JUDGE_MODEL: z.string().min(1).optional(),
+  CONTRADICTION_JUDGE_API_KEY: z.string().min(1).optional(),
+  /** The judge's answer is awaited this long; then the offline verdicts stand. */
+  CONTRADICTION_JUDGE_TIMEOUT_MS: z.coerce.number().int().min(1).default(3000),
 
   /** Recall receipts (why, supersedes, receipt); callers can still opt out per request. */
   RECEIPTS_ENABLED: z.enum(["true", "false"]).default("true").transform((v) => v === "true"),

@@ -109,6 +109,34 @@ const migrations: ReadonlyArray<{ version: number; name: string; statements: str
     ],
   },
   {
+    version: 3,
+    name: "contradictions: shadowing, duplicate detection, idempotent creates",
+    statements: [
+      `alter table memories add column superseded_by text`,
+      `alter table memories add column superseded_at timestamptz`,
+      `create index memories_superseded_by on memories (superseded_by) where superseded_by is not null`,
+      // sha256 of the normalised content (src/memories/content-hash.ts), for duplicate detection by index.
+      `alter table memories add column content_hash text`,
+      // The same normalisation in SQL, for ASCII texts only: Postgres' regex classes depend on the locale
+      // beyond ASCII. Older non-ASCII memories are not matched as duplicates until they are edited.
+      `update memories set content_hash = encode(sha256(convert_to(
+         btrim(regexp_replace(replace(lower(content), '''', ''), '[^a-z0-9]+', ' ', 'g')), 'UTF8')), 'hex')
+       where content ~ '^[ -~\\t\\n\\r]*$'`,
+      `create index memories_by_content_hash on memories (workspace_id, content_hash) where state = 'active'`,
+      // A create's response by (API key, Idempotency-Key), kept 24 hours.
+      `create table idempotency_keys (
+        key_id text not null,
+        idempotency_key text not null,
+        workspace_id text not null references workspaces (id) on delete cascade,
+        request_hash text not null,
+        response jsonb,
+        created_at timestamptz not null default now(),
+        primary key (key_id, idempotency_key)
+      )`,
+      `create index idempotency_keys_by_time on idempotency_keys (created_at)`,
+    ],
+  },
+  {
     version: 4,
     name: "usage: plans, quota counters, rate-limit overrides and buckets",
     statements: [

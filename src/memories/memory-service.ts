@@ -1,104 +1,43 @@
-import type { MessageInitShape } from "@bufbuild/protobuf";
+import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { type MemoryInput, MemorySchema, type MemoryService } from "../../gen/agent/v1/memory_pb.js";
+import { ContradictionSchema, type MemoryInput, type MemoryService } from "../../gen/agent/v1/memory_pb.js";
 import { assertMayWrite, scopeOf, writeContainers } from "../accounts/container-scope.js";
 import { agentPrincipal } from "../accounts/principal.js";
 import type { Database } from "../db/database.js";
 import { invalidRequest, notFound } from "../errors/api-error.js";
-import { newId } from "../ids.js";
+import type { ContradictionFinder, FoundContradiction } from "./contradictions/finder.js";
+import { createMemories } from "./create-memories.js";
+import { fieldsOf, memoryMessage } from "./memory-message.js";
+import { fieldsToUpdate, mergeFields, parseMemoryFields } from "./memory-rules.js";
 import type { UsageMeter } from "../usage/usage-meter.js";
-import { fieldPath } from "../validation.js";
-import {
-  fieldsToUpdate,
-  memoryLimits,
-  memorySources,
-  memoryTypes,
-  mergeFields,
-  parseMemoryFields,
-  setFields,
-  severities,
-  type MemoryFields,
-} from "./memory-rules.js";
 import {
   deleteMemory,
   findMemory,
   findMemoryVersion,
-  insertMemories,
   listMemoryVersions,
   saveNewVersion,
+  shadowMemories,
   type MemoryRecord,
 } from "./memory-store.js";
+import { snippet } from "./snippet.js";
 
-export function memoryMessage(m: MemoryRecord): MessageInitShape<typeof MemorySchema> {
-  const source = memorySources.byName.get(m.source) ?? 0;
-  return {
-    id: m.id,
-    content: m.content,
-    type: memoryTypes.byName.get(m.type) ?? 0,
-    containers: m.containers,
-    tags: m.tags,
-    source,
-    validFrom: m.validFrom.toISOString(),
-    validUntil: m.validUntil?.toISOString(),
-    metadata: m.metadata,
-    confidence: m.confidence,
-    version: m.version,
-    createdAt: m.createdAt.toISOString(),
-    updatedAt: m.updatedAt.toISOString(),
-    provenance: { source, keyId: m.keyId },
-    severity: m.severity === null ? undefined : severities.byName.get(m.severity),
-  };
+export { memoryMessage } from "./memory-message.js";
+
+export interface MemoryServiceOptions {
+  /** Enforces the workspace's plan caps. */
+  usage: UsageMeter;
+  /** Runs after every committed write, e.g. to index the change soon. */
+  afterWrite: () => void;
+  /** Null turns contradiction detection off. */
+  findContradictions: ContradictionFinder | null;
 }
 
-/** A stored memory seen as writable fields, so an update can be validated exactly like a create. */
-const fieldsOf = (m: MemoryRecord): MemoryFields => ({
-  content: m.content,
-  type: memoryTypes.byName.get(m.type)!,
-  containers: m.containers,
-  tags: m.tags,
-  source: memorySources.byName.get(m.source)!,
-  validFrom: m.validFrom.toISOString(),
-  validUntil: m.validUntil?.toISOString(),
-  metadata: m.metadata,
-  confidence: m.confidence,
-  severity: m.severity === null ? 0 : severities.byName.get(m.severity)!,
-});
-
-/** `afterWrite` runs after every committed write, e.g. to index the change soon. `usage` enforces plan caps. */
-export function memoryService(db: Database, usage: UsageMeter, afterWrite: () => void): ServiceImpl<typeof MemoryService> {
+export function memoryService(db: Database, opts: MemoryServiceOptions): ServiceImpl<typeof MemoryService> {
   return {
     async createMemories(req, ctx) {
-      const principal = agentPrincipal(ctx);
-      const batch = req.memories.length > 0;
-      if (batch && setFields(req).length > 0) {
-        throw invalidRequest("memories", "exclusive", "send either one memory's fields or a memories array, not both");
-      }
-      if (req.memories.length > memoryLimits.batchSize) {
-        throw invalidRequest("memories", "max_items", `must have at most ${memoryLimits.batchSize} items`);
-      }
-      const inputs: MemoryFields[] = batch ? req.memories : [req];
-      const now = new Date();
-      const records = inputs.map((input, i): MemoryRecord => {
-        const prefix = batch ? `memories[${i}]` : "";
-        const draft = parseMemoryFields(input, prefix, now);
-        return {
-          ...draft,
-          id: newId("mem"),
-          workspaceId: principal.workspaceId,
-          containers: writeContainers(principal, draft.containers, fieldPath(["containers"], prefix)),
-          state: "active",
-          version: 1,
-          keyId: principal.keyId,
-          createdAt: now,
-          updatedAt: now,
-        };
-      });
-      await db.transaction(async (tx) => {
-        await usage.reserveMemories(tx, principal, records.map((r) => r.content));
-        await insertMemories(tx, records);
-      });
-      afterWrite();
-      return { ids: records.map((r) => r.id), memories: records.map(memoryMessage), contradictions: [] };
+      const response = await createMemories({ db, usage: opts.usage, findContradictions: opts.findContradictions }, req, ctx);
+      opts.afterWrite();
+      return response;
     },
 
     async getMemory(req, ctx) {
@@ -115,14 +54,12 @@ export function memoryService(db: Database, usage: UsageMeter, afterWrite: () =>
       const principal = agentPrincipal(ctx);
       const patch: MemoryInput | undefined = req.memory;
       if (!patch) throw invalidRequest("memory", "required", "is required");
+      if (patch.supersedes.length > 0) throw invalidRequest("memory.supersedes", "create_only", "can only be given on create");
       const fields = fieldsToUpdate(patch, req.updateMask?.paths ?? []);
       if (fields.length === 0) throw invalidRequest("memory", "required", "names no field to update");
-      const updated = await db.transaction(async (tx) => {
-        const current = await findMemory(tx, scopeOf(principal), req.id, true);
-        if (!current) throw notFound("memory", req.id);
-        assertMayWrite(principal, current.containers);
+      const nextOf = (current: MemoryRecord): MemoryRecord => {
         const draft = parseMemoryFields(mergeFields(fieldsOf(current), patch, fields), "", current.createdAt);
-        const next: MemoryRecord = {
+        return {
           ...current,
           ...draft,
           containers: writeContainers(principal, draft.containers, "containers"),
@@ -130,26 +67,52 @@ export function memoryService(db: Database, usage: UsageMeter, afterWrite: () =>
           keyId: principal.keyId,
           updatedAt: new Date(),
         };
-        await usage.chargeUpdate(tx, principal, current.content, next.content);
+      };
+
+      // New content of an active memory is checked like a new memory, before the transaction (it embeds).
+      let found: FoundContradiction[] = [];
+      const before = await findMemory(db, scopeOf(principal), req.id);
+      if (!before) throw notFound("memory", req.id);
+      assertMayWrite(principal, before.containers);
+      const planned = nextOf(before);
+      if (opts.findContradictions && before.state === "active" && planned.content !== before.content) {
+        found = await opts.findContradictions(principal.workspaceId, [{ id: before.id, content: planned.content, containers: planned.containers }]);
+      }
+
+      const { next, shadowed } = await db.transaction(async (tx) => {
+        const current = await findMemory(tx, scopeOf(principal), req.id, true);
+        if (!current) throw notFound("memory", req.id);
+        assertMayWrite(principal, current.containers);
+        const next = nextOf(current);
+        await opts.usage.chargeUpdate(tx, principal, current.content, next.content);
         await saveNewVersion(tx, next);
-        return next;
+        const valid = next.content === planned.content && current.state === "active" ? found : [];
+        const shadowings = valid.map((f) => ({ id: f.olderId, by: next.id, force: false }));
+        return { next, shadowed: await shadowMemories(tx, principal.workspaceId, shadowings, next.updatedAt) };
       });
-      afterWrite();
-      return memoryMessage(updated);
+      opts.afterWrite();
+      return {
+        ...memoryMessage(next),
+        contradictions: found
+          .filter((f) => shadowed.has(f.olderId))
+          .map((f) =>
+            create(ContradictionSchema, { memoryId: next.id, conflictsWith: f.olderId, snippet: snippet(f.olderContent), score: f.score, reason: f.reason }),
+          ),
+      };
     },
 
     async deleteMemory(req, ctx) {
       const principal = agentPrincipal(ctx);
-      const versions = await db.transaction(async (tx) => {
+      const result = await db.transaction(async (tx) => {
         const current = await findMemory(tx, scopeOf(principal), req.id, true);
         if (!current) throw notFound("memory", req.id);
         assertMayWrite(principal, current.containers);
-        await deleteMemory(tx, current.id);
-        await usage.memoriesDeleted(tx, principal, 1);
-        return current.version;
+        const restored = await deleteMemory(tx, current.id);
+        await opts.usage.memoriesDeleted(tx, principal, 1);
+        return { versions: current.version, restored };
       });
-      afterWrite();
-      return { id: req.id, versionsDeleted: versions };
+      opts.afterWrite();
+      return { id: req.id, versionsDeleted: result.versions, restored: result.restored };
     },
 
     async listMemoryVersions(req, ctx) {

@@ -1,6 +1,7 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { Scope } from "../accounts/container-scope.js";
 import type { Sql } from "../db/database.js";
+import { contentHash } from "./content-hash.js";
 import type { MemoryDraft } from "./memory-rules.js";
 
 /** One version of a memory as stored: its validated fields plus identity, state and history. */
@@ -9,6 +10,9 @@ export interface MemoryRecord extends MemoryDraft {
   workspaceId: string;
   /** active | shadowed. */
   state: string;
+  /** The memory that replaced this one, and when; null while active. */
+  supersededBy: string | null;
+  supersededAt: Date | null;
   version: number;
   keyId: string;
   /** Creation of the memory (version 1). */
@@ -31,6 +35,8 @@ export interface MemoryRow {
   confidence: number;
   severity: string | null;
   state: string;
+  superseded_by: string | null;
+  superseded_at: Date | null;
   version: number;
   key_id: string;
   created_at: Date;
@@ -51,6 +57,8 @@ export const recordOf = (r: MemoryRow): MemoryRecord => ({
   confidence: r.confidence,
   severity: r.severity,
   state: r.state,
+  supersededBy: r.superseded_by,
+  supersededAt: r.superseded_at,
   version: r.version,
   keyId: r.key_id,
   createdAt: r.created_at,
@@ -64,7 +72,7 @@ const versionColumns = "content, type, containers, tags, source, valid_from, val
 
 /** The columns of a MemoryRow (never the full-text vector, which only the database reads). */
 export const memoryColumns = (alias: string) =>
-  ["id", "workspace_id", ...versionColumns.split(", "), "state", "version", "created_at", "updated_at"]
+  ["id", "workspace_id", ...versionColumns.split(", "), "state", "superseded_by", "superseded_at", "version", "created_at", "updated_at"]
     .map((c) => `${alias}.${c}`)
     .join(", ");
 
@@ -85,16 +93,17 @@ export async function insertMemories(sql: Sql, records: readonly MemoryRecord[])
     severity: m.severity,
     key_id: m.keyId,
     created_at: m.createdAt.toISOString(),
+    content_hash: contentHash(m.content),
   }));
   await sql.query(
     `with input as (
        select * from jsonb_to_recordset($1::jsonb) as x(
          id text, workspace_id text, content text, type text, containers text[], tags text[], source text,
          valid_from timestamptz, valid_until timestamptz, metadata jsonb, confidence double precision,
-         severity text, key_id text, created_at timestamptz)),
+         severity text, key_id text, created_at timestamptz, content_hash text)),
      inserted as (
-       insert into memories (id, workspace_id, ${versionColumns}, version, created_at, updated_at)
-       select id, workspace_id, ${versionColumns}, 1, created_at, created_at from input
+       insert into memories (id, workspace_id, ${versionColumns}, version, created_at, updated_at, content_hash)
+       select id, workspace_id, ${versionColumns}, 1, created_at, created_at, content_hash from input
        returning id, ${versionColumns}, created_at),
      versions as (
        insert into memory_versions (memory_id, version, ${versionColumns}, created_at)
@@ -115,7 +124,7 @@ export async function findMemory(sql: Sql, scope: Scope, id: string, forUpdate =
 const versionSelect = `select v.memory_id as id, m.workspace_id, v.version, ${versionColumns
   .split(", ")
   .map((c) => `v.${c}`)
-  .join(", ")}, m.state, m.created_at, v.created_at as updated_at
+  .join(", ")}, m.state, m.superseded_by, m.superseded_at, m.created_at, v.created_at as updated_at
   from memory_versions v join memories m on m.id = v.memory_id`;
 
 export async function findMemoryVersion(sql: Sql, scope: Scope, id: string, version: number): Promise<MemoryRecord | undefined> {
@@ -144,7 +153,7 @@ export async function saveNewVersion(sql: Sql, next: MemoryRecord): Promise<void
     `with updated as (
        update memories set content = $2, type = $3, containers = $4, tags = $5, source = $6, valid_from = $7,
          valid_until = $8, metadata = $9::jsonb, confidence = $10, key_id = $11, version = $12, updated_at = $13,
-         severity = $14
+         severity = $14, content_hash = $15
        where id = $1 and version = $12 - 1
        returning id, version, ${versionColumns}, updated_at),
      versions as (
@@ -166,17 +175,112 @@ export async function saveNewVersion(sql: Sql, next: MemoryRecord): Promise<void
       next.version,
       next.updatedAt,
       next.severity,
+      contentHash(next.content),
     ],
   );
 }
 
-/** Deletes a memory with its versions (by cascade) and queues the removal of its vector. */
-export async function deleteMemory(sql: Sql, id: string): Promise<void> {
-  await sql.query(
-    `with deleted as (delete from memories where id = $1 returning id)
-     insert into index_outbox (memory_id) select id from deleted`,
+/**
+ * Deletes a memory with its versions (by cascade) and queues the removal of its vector. The memories it
+ * shadowed pass to the memory that replaced it, or return to active when it was current; returns the
+ * ids that returned to active.
+ */
+export async function deleteMemory(sql: Sql, id: string): Promise<string[]> {
+  const rows = await sql.query<{ id: string; state: string }>(
+    `with deleted as (delete from memories where id = $1 returning id, superseded_by),
+     queued as (insert into index_outbox (memory_id) select id from deleted)
+     update memories m set
+       state = case when d.superseded_by is null then 'active' else 'shadowed' end,
+       superseded_by = d.superseded_by,
+       superseded_at = case when d.superseded_by is null then null else m.superseded_at end
+     from deleted d where m.superseded_by = d.id
+     returning m.id, m.state`,
     [id],
   );
+  return rows.filter((r) => r.state === "active").map((r) => r.id);
+}
+
+/** One shadowing: `id` is replaced by `by`. `force` also re-points a memory that is already shadowed. */
+export interface Shadowing {
+  id: string;
+  by: string;
+  force: boolean;
+}
+
+/** Shadows memories of a workspace in one statement; returns the ids actually shadowed. */
+export async function shadowMemories(sql: Sql, workspaceId: string, shadowings: readonly Shadowing[], at: Date): Promise<Set<string>> {
+  if (shadowings.length === 0) return new Set();
+  const rows = await sql.query<{ id: string }>(
+    `update memories m set state = 'shadowed', superseded_by = s.by, superseded_at = $3
+     from jsonb_to_recordset($1::jsonb) as s(id text, by text, force boolean)
+     where m.id = s.id and m.workspace_id = $2 and m.id <> s.by and (s.force or m.state = 'active')
+     returning m.id`,
+    [JSON.stringify(shadowings), workspaceId, at],
+  );
+  return new Set(rows.map((r) => r.id));
+}
+
+/** What a duplicate lookup matches on: normalised content, type and the exact set of containers. */
+export interface DuplicateProbe {
+  contentHash: string;
+  type: string;
+  containers: string[];
+}
+
+/** For each probe, an active memory of the workspace it duplicates (by the content-hash index), in probe order. */
+export async function findDuplicates(sql: Sql, workspaceId: string, probes: readonly DuplicateProbe[]): Promise<Array<MemoryRecord | undefined>> {
+  if (probes.length === 0) return [];
+  const rows = await sql.query<MemoryRow & { probe: number }>(
+    `select distinct on (p.probe) p.probe, ${memoryColumns("m")}
+     from jsonb_to_recordset($1::jsonb) as p(probe int, content_hash text, type text, containers text[])
+     join memories m on m.workspace_id = $2 and m.content_hash = p.content_hash and m.state = 'active'
+       and m.type = p.type and m.containers @> p.containers and m.containers <@ p.containers
+     order by p.probe, m.id`,
+    [JSON.stringify(probes.map((p, probe) => ({ probe, content_hash: p.contentHash, type: p.type, containers: p.containers }))), workspaceId],
+  );
+  const found: Array<MemoryRecord | undefined> = probes.map(() => undefined);
+  for (const row of rows) found[row.probe] = recordOf(row);
+  return found;
+}
+
+/** Serialises concurrent creates of the same content in a workspace until the transaction ends. */
+export async function lockContentHashes(sql: Sql, workspaceId: string, hashes: readonly string[]): Promise<void> {
+  if (hashes.length === 0) return;
+  await sql.query(
+    `select pg_advisory_xact_lock(k) from (
+       select distinct hashtextextended($1 || ':' || h, 0) as k from unnest($2::text[]) as h order by 1) as keys`,
+    [workspaceId, [...hashes]],
+  );
+}
+
+/** The active memories of a workspace among these ids. */
+export async function findActiveMemories(sql: Sql, workspaceId: string, ids: readonly string[]): Promise<MemoryRecord[]> {
+  if (ids.length === 0) return [];
+  const rows = await sql.query<MemoryRow>(
+    `select ${memoryColumns("m")} from memories m where m.id = any($1::text[]) and m.workspace_id = $2 and m.state = 'active'`,
+    [ids, workspaceId],
+  );
+  return rows.map(recordOf);
+}
+
+/** A memory another one replaced. */
+export interface Superseded {
+  id: string;
+  content: string;
+  supersededBy: string;
+  supersededAt: Date;
+}
+
+/** The memories these ones replaced that the scope may see, oldest shadowing first: one query for all. */
+export async function findSuperseded(sql: Sql, scope: Scope, byIds: readonly string[]): Promise<Superseded[]> {
+  if (byIds.length === 0) return [];
+  const rows = await sql.query<{ id: string; content: string; superseded_by: string; superseded_at: Date }>(
+    `select m.id, m.content, m.superseded_by, m.superseded_at from memories m
+     where m.superseded_by = any($1::text[]) and ${visible("m")}
+     order by m.superseded_at, m.id`,
+    [byIds, scope.workspaceId, scope.container],
+  );
+  return rows.map((r) => ({ id: r.id, content: r.content, supersededBy: r.superseded_by, supersededAt: r.superseded_at }));
 }
 
 /** The current rows of these memories, whoever owns them: for internal work such as indexing. */

@@ -23,6 +23,7 @@ export type Outcome =
   | "below_threshold"
   | "deduplicated"
   | "low_confidence"
+  | "shadowed"
   | "outside_validity_window"
   | "over_token_budget"
   | "beyond_limit";
@@ -48,7 +49,14 @@ export interface RecallResult {
   returned: ScoredCandidate[];
   /** Every candidate found in storage, with its outcome. */
   candidates: ScoredCandidate[];
-  filtered: { belowThreshold: number; deduplicated: number; lowConfidence: number; outsideValidityWindow: number; overTokenBudget: number };
+  filtered: {
+    belowThreshold: number;
+    deduplicated: number;
+    lowConfidence: number;
+    outsideValidityWindow: number;
+    overTokenBudget: number;
+    shadowed: number;
+  };
   tokens: number;
   embedMs: number;
   searchMs: number;
@@ -124,16 +132,23 @@ export async function runRecall(deps: RecallEngineDeps, q: RecallQuery, access: 
   return { ...selectResults(candidates, q), embedMs, searchMs };
 }
 
-/** Applies validity, confidence, threshold, deduplication, limit and token budget, counting each drop. */
+/** Applies shadowing, validity, confidence, threshold, deduplication, limit and token budget, counting each drop. */
 export function selectResults(candidates: ScoredCandidate[], q: RecallQuery): Omit<RecallResult, "embedMs" | "searchMs"> {
-  const filtered = { belowThreshold: 0, deduplicated: 0, lowConfidence: 0, outsideValidityWindow: 0, overTokenBudget: 0 };
+  const filtered = { belowThreshold: 0, deduplicated: 0, lowConfidence: 0, outsideValidityWindow: 0, overTokenBudget: 0, shadowed: 0 };
   const ranked = [...candidates].sort((a, b) => b.finalScore - a.finalScore || (a.memory.id < b.memory.id ? -1 : 1));
   const seen = new Set<string>();
   const returned: ScoredCandidate[] = [];
   let tokens = 0;
   let budgetReached = false;
   for (const c of ranked) {
-    const keep = c.validityState === "active" || (c.validityState === "expired" && q.includeExpired);
+    if (c.validityState === "shadowed" && !q.includeShadowed) {
+      c.outcome = "shadowed";
+      filtered.shadowed++;
+      continue;
+    }
+    // A shadowed memory kept by includeShadowed still has to be inside its validity window.
+    const window = c.validityState === "shadowed" ? validityState({ ...c.memory, state: "active" }, q.validAt) : c.validityState;
+    const keep = window === "active" || (window === "expired" && q.includeExpired);
     if (!keep) {
       c.outcome = "outside_validity_window";
       filtered.outsideValidityWindow++;

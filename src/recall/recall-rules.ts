@@ -31,6 +31,7 @@ const recallRules = z.object({
   minConfidence: z.number().min(0, "must be between 0 and 1").max(1, "must be between 0 and 1").optional(),
   includeReceipt: z.boolean().optional(),
   includeExpired: z.boolean(),
+  includeShadowed: z.boolean(),
   createdAfter: isoInstant.optional(),
   createdBefore: isoInstant.optional(),
   validAt: isoInstant.optional(),
@@ -58,6 +59,8 @@ export interface RecallQuery {
   minConfidence: number;
   includeReceipt: boolean;
   includeExpired: boolean;
+  /** Keep memories shadowed by a newer one. */
+  includeShadowed: boolean;
   createdAfter: Date | null;
   createdBefore: Date | null;
   validAt: Date;
@@ -82,6 +85,7 @@ export function parseRecallRequest(req: RecallRequest, receiptsEnabled: boolean,
     minConfidence: r.minConfidence ?? 0,
     includeReceipt: receiptsEnabled && (r.includeReceipt ?? true),
     includeExpired: r.includeExpired,
+    includeShadowed: r.includeShadowed,
     createdAfter: r.createdAfter ?? null,
     createdBefore: r.createdBefore ?? null,
     validAt: r.validAt ?? now,

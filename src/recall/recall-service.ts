@@ -17,6 +17,8 @@ import { apiError, invalidRequest, notFound } from "../errors/api-error.js";
 import { newId } from "../ids.js";
 import { memoryTypes, severities } from "../memories/memory-rules.js";
 import type { UsageMeter } from "../usage/usage-meter.js";
+import { findSuperseded, type Superseded } from "../memories/memory-store.js";
+import { snippet } from "../memories/snippet.js";
 import { containerName, isoInstant, parseOrThrow } from "../validation.js";
 import { runRecall, type RecallEngineDeps, type RecallResult, type ScoredCandidate } from "./recall-engine.js";
 import { parseRecallRequest, type RecallQuery } from "./recall-rules.js";
@@ -39,7 +41,7 @@ function searchedContainers(p: AgentPrincipal, requested: string[]): string[] | 
   return [p.container];
 }
 
-function itemOf(c: ScoredCandidate, q: RecallQuery): MessageInitShape<typeof RecallItemSchema> {
+function itemOf(c: ScoredCandidate, q: RecallQuery, replaced: Superseded[]): MessageInitShape<typeof RecallItemSchema> {
   const m = c.memory;
   return {
     id: m.id,
@@ -51,7 +53,7 @@ function itemOf(c: ScoredCandidate, q: RecallQuery): MessageInitShape<typeof Rec
     validUntil: m.validUntil?.toISOString(),
     tags: m.tags,
     severity: m.severity === null ? undefined : severities.byName.get(m.severity),
-    supersedes: [],
+    supersedes: replaced.map((s) => ({ memoryId: s.id, snippet: snippet(s.content), supersededAt: s.supersededAt.toISOString() })),
     why: q.includeReceipt
       ? {
           cosine: c.cosine,
@@ -181,8 +183,12 @@ export function recallService(deps: RecallServiceDeps): ServiceImpl<typeof Recal
         embedMs: result.embedMs,
         createdAt: now,
       });
+      // What the returned memories replaced: one query for all of them, only with receipts.
+      const superseded = q.includeReceipt ? await findSuperseded(deps.db, scopeOf(principal), result.returned.map((c) => c.memory.id)) : [];
+      const replacedBy = new Map<string, Superseded[]>();
+      for (const s of superseded) replacedBy.set(s.supersededBy, [...(replacedBy.get(s.supersededBy) ?? []), s]);
       return {
-        memories: result.returned.map((c) => itemOf(c, q)),
+        memories: result.returned.map((c) => itemOf(c, q, replacedBy.get(c.memory.id) ?? [])),
         receipt: q.includeReceipt ? receipt : undefined,
         meta,
       };

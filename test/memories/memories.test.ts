@@ -164,7 +164,7 @@ describe.each(backends)("memories over REST (%s)", (backend) => {
     await agent("PATCH", `/api/v1/agent/memories/${id}`, { content: "temporary, edited" });
     const deleted = await agent("DELETE", `/api/v1/agent/memories/${id}`);
     expect(deleted.status).toBe(200);
-    expect(deleted.body).toEqual({ id, versionsDeleted: 2 });
+    expect(deleted.body).toEqual({ id, versionsDeleted: 2, restored: [] });
     for (const path of [`/api/v1/agent/memories/${id}`, `/api/v1/agent/memories/${id}/versions`]) {
       const res = await agent("GET", path);
       expect(res.status).toBe(404);

@@ -86,7 +86,7 @@ describe.each(backends)("recall (%s)", (backend) => {
     });
     expect(body.receipt.candidatesConsidered).toBeGreaterThanOrEqual(body.memories.length);
     expect(Object.keys(body.receipt.filtered).sort()).toEqual(
-      ["belowThreshold", "deduplicated", "lowConfidence", "outsideValidityWindow", "overTokenBudget"].sort(),
+      ["belowThreshold", "deduplicated", "lowConfidence", "outsideValidityWindow", "overTokenBudget", "shadowed"].sort(),
     );
     expect(body._meta.traceId).toMatch(/^trc_/);
     expect(body._meta.tokens).toBeGreaterThan(0);
@@ -135,10 +135,11 @@ describe.each(backends)("recall (%s)", (backend) => {
   });
 
   it("collapses duplicates that differ only in case and punctuation", async () => {
+    // Of different types, so both are stored (the same type would be one memory: see test/memories/contradictions.test.ts).
     const dup = await agent("POST", "/api/v1/agent/memories", {
       memories: [
         { content: "Carol's pager number is 555-0101", type: "contact" },
-        { content: "carols pager number is 555 0101!", type: "contact" },
+        { content: "carols pager number is 555 0101!", type: "fact" },
       ],
     });
     await server.app.indexer.drain();

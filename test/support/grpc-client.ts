@@ -14,7 +14,8 @@ const definition = protoLoader.loadSync(["agent/v1/memory.proto", "agent/v1/reca
 });
 const agentV1 = (grpc.loadPackageDefinition(definition) as any).agent.v1;
 
-export type GrpcCall = (method: string, request: object) => Promise<Record<string, unknown>>;
+/** Calls a method; `metadata` adds request metadata (e.g. idempotency-key). */
+export type GrpcCall = (method: string, request: object, metadata?: Record<string, string>) => Promise<Record<string, unknown>>;
 
 /** A unary call's outcome with its response headers and trailers. */
 export interface GrpcOutcome {
@@ -35,10 +36,11 @@ export interface GrpcClient {
 export function grpcClient(baseUrl: string, service: "MemoryService" | "RecallService" | "AdminService" | "StatsService", key: string): GrpcClient {
   const client = new agentV1[service](new URL(baseUrl).host, grpc.credentials.createInsecure());
   return {
-    call: (method, request) =>
+    call: (method, request, extra = {}) =>
       new Promise((resolve, reject) => {
         const metadata = new grpc.Metadata();
         metadata.set("authorization", `Bearer ${key}`);
+        for (const [name, value] of Object.entries(extra)) metadata.set(name, value);
         client[method](request, metadata, (err: grpc.ServiceError | null, res: Record<string, unknown>) =>
           err ? reject(err) : resolve(res),
         );

@@ -13,7 +13,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file agent/v1/memory.proto.
  */
 export const file_agent_v1_memory: GenFile = /*@__PURE__*/
-  fileDesc("ChVhZ2VudC92MS9tZW1vcnkucHJvdG8SCGFnZW50LnYxIqsDCgZNZW1vcnkSCgoCaWQYASABKAkSDwoHY29udGVudBgCIAEoCRIiCgR0eXBlGAMgASgOMhQuYWdlbnQudjEuTWVtb3J5VHlwZRISCgpjb250YWluZXJzGAQgAygJEgwKBHRhZ3MYBSADKAkSJgoGc291cmNlGAYgASgOMhYuYWdlbnQudjEuTWVtb3J5U291cmNlEhIKCnZhbGlkX2Zyb20YByABKAkSGAoLdmFsaWRfdW50aWwYCCABKAlIAIgBARIpCghtZXRhZGF0YRgJIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEgoKY29uZmlkZW5jZRgKIAEoARIPCgd2ZXJzaW9uGAsgASgFEhIKCmNyZWF0ZWRfYXQYDCABKAkSEgoKdXBkYXRlZF9hdBgNIAEoCRIoCgpwcm92ZW5hbmNlGA4gASgLMhQuYWdlbnQudjEuUHJvdmVuYW5jZRIpCghzZXZlcml0eRgPIAEoDjISLmFnZW50LnYxLlNldmVyaXR5SAGIAQFCDgoMX3ZhbGlkX3VudGlsQgsKCV9zZXZlcml0eSJECgpQcm92ZW5hbmNlEiYKBnNvdXJjZRgBIAEoDjIWLmFnZW50LnYxLk1lbW9yeVNvdXJjZRIOCgZrZXlfaWQYAiABKAki6AIKC01lbW9yeUlucHV0EhQKB2NvbnRlbnQYASABKAlIAIgBARIiCgR0eXBlGAIgASgOMhQuYWdlbnQudjEuTWVtb3J5VHlwZRISCgpjb250YWluZXJzGAMgAygJEgwKBHRhZ3MYBCADKAkSJgoGc291cmNlGAUgASgOMhYuYWdlbnQudjEuTWVtb3J5U291cmNlEhcKCnZhbGlkX2Zyb20YBiABKAlIAYgBARIYCgt2YWxpZF91bnRpbBgHIAEoCUgCiAEBEikKCG1ldGFkYXRhGAggASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIXCgpjb25maWRlbmNlGAkgASgBSAOIAQESJAoIc2V2ZXJpdHkYCiABKA4yEi5hZ2VudC52MS5TZXZlcml0eUIKCghfY29udGVudEINCgtfdmFsaWRfZnJvbUIOCgxfdmFsaWRfdW50aWxCDQoLX2NvbmZpZGVuY2UimwMKFUNyZWF0ZU1lbW9yaWVzUmVxdWVzdBInCghtZW1vcmllcxgBIAMoCzIVLmFnZW50LnYxLk1lbW9yeUlucHV0EhQKB2NvbnRlbnQYAiABKAlIAIgBARIiCgR0eXBlGAMgASgOMhQuYWdlbnQudjEuTWVtb3J5VHlwZRISCgpjb250YWluZXJzGAQgAygJEgwKBHRhZ3MYBSADKAkSJgoGc291cmNlGAYgASgOMhYuYWdlbnQudjEuTWVtb3J5U291cmNlEhcKCnZhbGlkX2Zyb20YByABKAlIAYgBARIYCgt2YWxpZF91bnRpbBgIIAEoCUgCiAEBEikKCG1ldGFkYXRhGAkgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIXCgpjb25maWRlbmNlGAogASgBSAOIAQESJAoIc2V2ZXJpdHkYCyABKA4yEi5hZ2VudC52MS5TZXZlcml0eUIKCghfY29udGVudEINCgtfdmFsaWRfZnJvbUIOCgxfdmFsaWRfdW50aWxCDQoLX2NvbmZpZGVuY2UiagoNQ29udHJhZGljdGlvbhIRCgltZW1vcnlfaWQYASABKAkSFgoOY29uZmxpY3RzX3dpdGgYAiABKAkSDwoHc25pcHBldBgDIAEoCRINCgVzY29yZRgEIAEoARIOCgZyZWFzb24YBSABKAkiegoWQ3JlYXRlTWVtb3JpZXNSZXNwb25zZRILCgNpZHMYASADKAkSIgoIbWVtb3JpZXMYAiADKAsyEC5hZ2VudC52MS5NZW1vcnkSLwoOY29udHJhZGljdGlvbnMYAyADKAsyFy5hZ2VudC52MS5Db250cmFkaWN0aW9uIkAKEEdldE1lbW9yeVJlcXVlc3QSCgoCaWQYASABKAkSFAoHdmVyc2lvbhgCIAEoBUgAiAEBQgoKCF92ZXJzaW9uInkKE1VwZGF0ZU1lbW9yeVJlcXVlc3QSCgoCaWQYASABKAkSJQoGbWVtb3J5GAIgASgLMhUuYWdlbnQudjEuTWVtb3J5SW5wdXQSLwoLdXBkYXRlX21hc2sYAyABKAsyGi5nb29nbGUucHJvdG9idWYuRmllbGRNYXNrIiEKE0RlbGV0ZU1lbW9yeVJlcXVlc3QSCgoCaWQYASABKAkiPAoURGVsZXRlTWVtb3J5UmVzcG9uc2USCgoCaWQYASABKAkSGAoQdmVyc2lvbnNfZGVsZXRlZBgCIAEoBSInChlMaXN0TWVtb3J5VmVyc2lvbnNSZXF1ZXN0EgoKAmlkGAEgASgJIkAKGkxpc3RNZW1vcnlWZXJzaW9uc1Jlc3BvbnNlEiIKCHZlcnNpb25zGAEgAygLMhAuYWdlbnQudjEuTWVtb3J5KsEBCgpNZW1vcnlUeXBlEhsKF01FTU9SWV9UWVBFX1VOU1BFQ0lGSUVEEAASFAoQTUVNT1JZX1RZUEVfRkFDVBABEhYKEk1FTU9SWV9UWVBFX0xFU1NPThACEhkKFU1FTU9SWV9UWVBFX0RJUkVDVElWRRADEhoKFk1FTU9SWV9UWVBFX1BSRUZFUkVOQ0UQBBIXChNNRU1PUllfVFlQRV9DT05UQUNUEAUSGAoUTUVNT1JZX1RZUEVfQk9PS01BUksQBiq+AQoMTWVtb3J5U291cmNlEh0KGU1FTU9SWV9TT1VSQ0VfVU5TUEVDSUZJRUQQABIYChRNRU1PUllfU09VUkNFX0RJUkVDVBABEh4KGk1FTU9SWV9TT1VSQ0VfQ09OVkVSU0FUSU9OEAISGQoVTUVNT1JZX1NPVVJDRV9DQVBUVVJFEAMSHAoYTUVNT1JZX1NPVVJDRV9FWFRSQUNUSU9OEAQSHAoYTUVNT1JZX1NPVVJDRV9DT01QQUNUSU9OEAUqdQoIU2V2ZXJpdHkSGAoUU0VWRVJJVFlfVU5TUEVDSUZJRUQQABIQCgxTRVZFUklUWV9MT1cQARITCg9TRVZFUklUWV9NRURJVU0QAhIRCg1TRVZFUklUWV9ISUdIEAMSFQoRU0VWRVJJVFlfQ1JJVElDQUwQBDLZBAoNTWVtb3J5U2VydmljZRJ2Cg5DcmVhdGVNZW1vcmllcxIfLmFnZW50LnYxLkNyZWF0ZU1lbW9yaWVzUmVxdWVzdBogLmFnZW50LnYxLkNyZWF0ZU1lbW9yaWVzUmVzcG9uc2UiIYLT5JMCGzoBKiIWL2FwaS92MS9hZ2VudC9tZW1vcmllcxJeCglHZXRNZW1vcnkSGi5hZ2VudC52MS5HZXRNZW1vcnlSZXF1ZXN0GhAuYWdlbnQudjEuTWVtb3J5IiOC0+STAh0SGy9hcGkvdjEvYWdlbnQvbWVtb3JpZXMve2lkfRJsCgxVcGRhdGVNZW1vcnkSHS5hZ2VudC52MS5VcGRhdGVNZW1vcnlSZXF1ZXN0GhAuYWdlbnQudjEuTWVtb3J5IiuC0+STAiU6Bm1lbW9yeTIbL2FwaS92MS9hZ2VudC9tZW1vcmllcy97aWR9EnIKDERlbGV0ZU1lbW9yeRIdLmFnZW50LnYxLkRlbGV0ZU1lbW9yeVJlcXVlc3QaHi5hZ2VudC52MS5EZWxldGVNZW1vcnlSZXNwb25zZSIjgtPkkwIdKhsvYXBpL3YxL2FnZW50L21lbW9yaWVzL3tpZH0SjQEKEkxpc3RNZW1vcnlWZXJzaW9ucxIjLmFnZW50LnYxLkxpc3RNZW1vcnlWZXJzaW9uc1JlcXVlc3QaJC5hZ2VudC52MS5MaXN0TWVtb3J5VmVyc2lvbnNSZXNwb25zZSIsgtPkkwImEiQvYXBpL3YxL2FnZW50L21lbW9yaWVzL3tpZH0vdmVyc2lvbnNiBnByb3RvMw", [file_google_api_annotations, file_google_protobuf_field_mask, file_google_protobuf_struct]);
+  fileDesc("ChVhZ2VudC92MS9tZW1vcnkucHJvdG8SCGFnZW50LnYxIt4ECgZNZW1vcnkSCgoCaWQYASABKAkSDwoHY29udGVudBgCIAEoCRIiCgR0eXBlGAMgASgOMhQuYWdlbnQudjEuTWVtb3J5VHlwZRISCgpjb250YWluZXJzGAQgAygJEgwKBHRhZ3MYBSADKAkSJgoGc291cmNlGAYgASgOMhYuYWdlbnQudjEuTWVtb3J5U291cmNlEhIKCnZhbGlkX2Zyb20YByABKAkSGAoLdmFsaWRfdW50aWwYCCABKAlIAIgBARIpCghtZXRhZGF0YRgJIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEgoKY29uZmlkZW5jZRgKIAEoARIPCgd2ZXJzaW9uGAsgASgFEhIKCmNyZWF0ZWRfYXQYDCABKAkSEgoKdXBkYXRlZF9hdBgNIAEoCRIoCgpwcm92ZW5hbmNlGA4gASgLMhQuYWdlbnQudjEuUHJvdmVuYW5jZRIpCghzZXZlcml0eRgPIAEoDjISLmFnZW50LnYxLlNldmVyaXR5SAGIAQESJAoFc3RhdGUYECABKA4yFS5hZ2VudC52MS5NZW1vcnlTdGF0ZRIaCg1zdXBlcnNlZGVkX2J5GBEgASgJSAKIAQESGgoNc3VwZXJzZWRlZF9hdBgSIAEoCUgDiAEBEi8KDmNvbnRyYWRpY3Rpb25zGBMgAygLMhcuYWdlbnQudjEuQ29udHJhZGljdGlvbkIOCgxfdmFsaWRfdW50aWxCCwoJX3NldmVyaXR5QhAKDl9zdXBlcnNlZGVkX2J5QhAKDl9zdXBlcnNlZGVkX2F0IkQKClByb3ZlbmFuY2USJgoGc291cmNlGAEgASgOMhYuYWdlbnQudjEuTWVtb3J5U291cmNlEg4KBmtleV9pZBgCIAEoCSL8AgoLTWVtb3J5SW5wdXQSFAoHY29udGVudBgBIAEoCUgAiAEBEiIKBHR5cGUYAiABKA4yFC5hZ2VudC52MS5NZW1vcnlUeXBlEhIKCmNvbnRhaW5lcnMYAyADKAkSDAoEdGFncxgEIAMoCRImCgZzb3VyY2UYBSABKA4yFi5hZ2VudC52MS5NZW1vcnlTb3VyY2USFwoKdmFsaWRfZnJvbRgGIAEoCUgBiAEBEhgKC3ZhbGlkX3VudGlsGAcgASgJSAKIAQESKQoIbWV0YWRhdGEYCCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhcKCmNvbmZpZGVuY2UYCSABKAFIA4gBARIkCghzZXZlcml0eRgKIAEoDjISLmFnZW50LnYxLlNldmVyaXR5EhIKCnN1cGVyc2VkZXMYCyADKAlCCgoIX2NvbnRlbnRCDQoLX3ZhbGlkX2Zyb21CDgoMX3ZhbGlkX3VudGlsQg0KC19jb25maWRlbmNlIq8DChVDcmVhdGVNZW1vcmllc1JlcXVlc3QSJwoIbWVtb3JpZXMYASADKAsyFS5hZ2VudC52MS5NZW1vcnlJbnB1dBIUCgdjb250ZW50GAIgASgJSACIAQESIgoEdHlwZRgDIAEoDjIULmFnZW50LnYxLk1lbW9yeVR5cGUSEgoKY29udGFpbmVycxgEIAMoCRIMCgR0YWdzGAUgAygJEiYKBnNvdXJjZRgGIAEoDjIWLmFnZW50LnYxLk1lbW9yeVNvdXJjZRIXCgp2YWxpZF9mcm9tGAcgASgJSAGIAQESGAoLdmFsaWRfdW50aWwYCCABKAlIAogBARIpCghtZXRhZGF0YRgJIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSFwoKY29uZmlkZW5jZRgKIAEoAUgDiAEBEiQKCHNldmVyaXR5GAsgASgOMhIuYWdlbnQudjEuU2V2ZXJpdHkSEgoKc3VwZXJzZWRlcxgMIAMoCUIKCghfY29udGVudEINCgtfdmFsaWRfZnJvbUIOCgxfdmFsaWRfdW50aWxCDQoLX2NvbmZpZGVuY2UiagoNQ29udHJhZGljdGlvbhIRCgltZW1vcnlfaWQYASABKAkSFgoOY29uZmxpY3RzX3dpdGgYAiABKAkSDwoHc25pcHBldBgDIAEoCRINCgVzY29yZRgEIAEoARIOCgZyZWFzb24YBSABKAkiYAoSQ3JlYXRlTWVtb3J5UmVzdWx0EgoKAmlkGAEgASgJEhkKDGR1cGxpY2F0ZV9vZhgCIAEoCUgAiAEBEhIKCnN1cGVyc2VkZXMYAyADKAlCDwoNX2R1cGxpY2F0ZV9vZiKpAQoWQ3JlYXRlTWVtb3JpZXNSZXNwb25zZRILCgNpZHMYASADKAkSIgoIbWVtb3JpZXMYAiADKAsyEC5hZ2VudC52MS5NZW1vcnkSLwoOY29udHJhZGljdGlvbnMYAyADKAsyFy5hZ2VudC52MS5Db250cmFkaWN0aW9uEi0KB3Jlc3VsdHMYBCADKAsyHC5hZ2VudC52MS5DcmVhdGVNZW1vcnlSZXN1bHQiQAoQR2V0TWVtb3J5UmVxdWVzdBIKCgJpZBgBIAEoCRIUCgd2ZXJzaW9uGAIgASgFSACIAQFCCgoIX3ZlcnNpb24ieQoTVXBkYXRlTWVtb3J5UmVxdWVzdBIKCgJpZBgBIAEoCRIlCgZtZW1vcnkYAiABKAsyFS5hZ2VudC52MS5NZW1vcnlJbnB1dBIvCgt1cGRhdGVfbWFzaxgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE1hc2siIQoTRGVsZXRlTWVtb3J5UmVxdWVzdBIKCgJpZBgBIAEoCSJOChREZWxldGVNZW1vcnlSZXNwb25zZRIKCgJpZBgBIAEoCRIYChB2ZXJzaW9uc19kZWxldGVkGAIgASgFEhAKCHJlc3RvcmVkGAMgAygJIicKGUxpc3RNZW1vcnlWZXJzaW9uc1JlcXVlc3QSCgoCaWQYASABKAkiQAoaTGlzdE1lbW9yeVZlcnNpb25zUmVzcG9uc2USIgoIdmVyc2lvbnMYASADKAsyEC5hZ2VudC52MS5NZW1vcnkqwQEKCk1lbW9yeVR5cGUSGwoXTUVNT1JZX1RZUEVfVU5TUEVDSUZJRUQQABIUChBNRU1PUllfVFlQRV9GQUNUEAESFgoSTUVNT1JZX1RZUEVfTEVTU09OEAISGQoVTUVNT1JZX1RZUEVfRElSRUNUSVZFEAMSGgoWTUVNT1JZX1RZUEVfUFJFRkVSRU5DRRAEEhcKE01FTU9SWV9UWVBFX0NPTlRBQ1QQBRIYChRNRU1PUllfVFlQRV9CT09LTUFSSxAGKr4BCgxNZW1vcnlTb3VyY2USHQoZTUVNT1JZX1NPVVJDRV9VTlNQRUNJRklFRBAAEhgKFE1FTU9SWV9TT1VSQ0VfRElSRUNUEAESHgoaTUVNT1JZX1NPVVJDRV9DT05WRVJTQVRJT04QAhIZChVNRU1PUllfU09VUkNFX0NBUFRVUkUQAxIcChhNRU1PUllfU09VUkNFX0VYVFJBQ1RJT04QBBIcChhNRU1PUllfU09VUkNFX0NPTVBBQ1RJT04QBSp1CghTZXZlcml0eRIYChRTRVZFUklUWV9VTlNQRUNJRklFRBAAEhAKDFNFVkVSSVRZX0xPVxABEhMKD1NFVkVSSVRZX01FRElVTRACEhEKDVNFVkVSSVRZX0hJR0gQAxIVChFTRVZFUklUWV9DUklUSUNBTBAEKl8KC01lbW9yeVN0YXRlEhwKGE1FTU9SWV9TVEFURV9VTlNQRUNJRklFRBAAEhcKE01FTU9SWV9TVEFURV9BQ1RJVkUQARIZChVNRU1PUllfU1RBVEVfU0hBRE9XRUQQAjLZBAoNTWVtb3J5U2VydmljZRJ2Cg5DcmVhdGVNZW1vcmllcxIfLmFnZW50LnYxLkNyZWF0ZU1lbW9yaWVzUmVxdWVzdBogLmFnZW50LnYxLkNyZWF0ZU1lbW9yaWVzUmVzcG9uc2UiIYLT5JMCGzoBKiIWL2FwaS92MS9hZ2VudC9tZW1vcmllcxJeCglHZXRNZW1vcnkSGi5hZ2VudC52MS5HZXRNZW1vcnlSZXF1ZXN0GhAuYWdlbnQudjEuTWVtb3J5IiOC0+STAh0SGy9hcGkvdjEvYWdlbnQvbWVtb3JpZXMve2lkfRJsCgxVcGRhdGVNZW1vcnkSHS5hZ2VudC52MS5VcGRhdGVNZW1vcnlSZXF1ZXN0GhAuYWdlbnQudjEuTWVtb3J5IiuC0+STAiU6Bm1lbW9yeTIbL2FwaS92MS9hZ2VudC9tZW1vcmllcy97aWR9EnIKDERlbGV0ZU1lbW9yeRIdLmFnZW50LnYxLkRlbGV0ZU1lbW9yeVJlcXVlc3QaHi5hZ2VudC52MS5EZWxldGVNZW1vcnlSZXNwb25zZSIjgtPkkwIdKhsvYXBpL3YxL2FnZW50L21lbW9yaWVzL3tpZH0SjQEKEkxpc3RNZW1vcnlWZXJzaW9ucxIjLmFnZW50LnYxLkxpc3RNZW1vcnlWZXJzaW9uc1JlcXVlc3QaJC5hZ2VudC52MS5MaXN0TWVtb3J5VmVyc2lvbnNSZXNwb25zZSIsgtPkkwImEiQvYXBpL3YxL2FnZW50L21lbW9yaWVzL3tpZH0vdmVyc2lvbnNiBnByb3RvMw", [file_google_api_annotations, file_google_protobuf_field_mask, file_google_protobuf_struct]);
 
 /**
  * A stored memory, one version of it.
@@ -117,6 +117,35 @@ export type Memory = Message<"agent.v1.Memory"> & {
    * @generated from field: optional agent.v1.Severity severity = 15;
    */
   severity?: Severity | undefined;
+
+  /**
+   * active or shadowed (the memory's current state, whichever version is read).
+   *
+   * @generated from field: agent.v1.MemoryState state = 16;
+   */
+  state: MemoryState;
+
+  /**
+   * The memory that replaced this one; present when shadowed.
+   *
+   * @generated from field: optional string superseded_by = 17;
+   */
+  supersededBy?: string | undefined;
+
+  /**
+   * ISO 8601 UTC timestamp of the shadowing; present when shadowed.
+   *
+   * @generated from field: optional string superseded_at = 18;
+   */
+  supersededAt?: string | undefined;
+
+  /**
+   * Only in the response of an update that changed the content: the active memories
+   * the new content contradicts, now shadowed by this one.
+   *
+   * @generated from field: repeated agent.v1.Contradiction contradictions = 19;
+   */
+  contradictions: Contradiction[];
 };
 
 /**
@@ -227,6 +256,15 @@ export type MemoryInput = Message<"agent.v1.MemoryInput"> & {
    * @generated from field: agent.v1.Severity severity = 10;
    */
   severity: Severity;
+
+  /**
+   * Create only: ids of memories this one replaces. They become shadowed by it
+   * (whatever their state); each must be visible to the key (else not_found) and
+   * writable by it (else forbidden).
+   *
+   * @generated from field: repeated string supersedes = 11;
+   */
+  supersedes: string[];
 };
 
 /**
@@ -301,6 +339,11 @@ export type CreateMemoriesRequest = Message<"agent.v1.CreateMemoriesRequest"> & 
    * @generated from field: agent.v1.Severity severity = 11;
    */
   severity: Severity;
+
+  /**
+   * @generated from field: repeated string supersedes = 12;
+   */
+  supersedes: string[];
 };
 
 /**
@@ -311,27 +354,27 @@ export const CreateMemoriesRequestSchema: GenMessage<CreateMemoriesRequest> = /*
   messageDesc(file_agent_v1_memory, 3);
 
 /**
- * A contradiction between a new memory and an existing one.
+ * A contradiction between a new memory and an older one, which it shadowed.
  *
  * @generated from message agent.v1.Contradiction
  */
 export type Contradiction = Message<"agent.v1.Contradiction"> & {
   /**
-   * The newly created memory.
+   * The newly created (or updated) memory.
    *
    * @generated from field: string memory_id = 1;
    */
   memoryId: string;
 
   /**
-   * The existing memory it contradicts.
+   * The older memory it contradicts.
    *
    * @generated from field: string conflicts_with = 2;
    */
   conflictsWith: string;
 
   /**
-   * Excerpt of the existing memory's content.
+   * Excerpt of the older memory's content (at most 160 characters).
    *
    * @generated from field: string snippet = 3;
    */
@@ -345,7 +388,7 @@ export type Contradiction = Message<"agent.v1.Contradiction"> & {
   score: number;
 
   /**
-   * Short explanation.
+   * Short explanation, e.g. "different value: Berlin → Munich".
    *
    * @generated from field: string reason = 5;
    */
@@ -360,25 +403,72 @@ export const ContradictionSchema: GenMessage<Contradiction> = /*@__PURE__*/
   messageDesc(file_agent_v1_memory, 4);
 
 /**
+ * What became of one memory of a create request.
+ *
+ * @generated from message agent.v1.CreateMemoryResult
+ */
+export type CreateMemoryResult = Message<"agent.v1.CreateMemoryResult"> & {
+  /**
+   * The new memory's id, or for a duplicate the existing memory's id.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * Set when nothing was stored because an active memory (or an earlier memory of the
+   * same batch) has the same normalised content, type and containers: that memory's id.
+   *
+   * @generated from field: optional string duplicate_of = 2;
+   */
+  duplicateOf?: string | undefined;
+
+  /**
+   * Ids of the memories this one shadowed: contradicted or named in `supersedes`.
+   *
+   * @generated from field: repeated string supersedes = 3;
+   */
+  supersedes: string[];
+};
+
+/**
+ * Describes the message agent.v1.CreateMemoryResult.
+ * Use `create(CreateMemoryResultSchema)` to create a new message.
+ */
+export const CreateMemoryResultSchema: GenMessage<CreateMemoryResult> = /*@__PURE__*/
+  messageDesc(file_agent_v1_memory, 5);
+
+/**
  * @generated from message agent.v1.CreateMemoriesResponse
  */
 export type CreateMemoriesResponse = Message<"agent.v1.CreateMemoriesResponse"> & {
   /**
-   * IDs of the created memories, in request order.
+   * One id per requested memory, in request order (for a duplicate, the existing memory's).
    *
    * @generated from field: repeated string ids = 1;
    */
   ids: string[];
 
   /**
+   * One memory per requested memory, in request order (for a duplicate, the existing one).
+   *
    * @generated from field: repeated agent.v1.Memory memories = 2;
    */
   memories: Memory[];
 
   /**
+   * Every contradiction found, between a new memory and an older one it shadowed.
+   *
    * @generated from field: repeated agent.v1.Contradiction contradictions = 3;
    */
   contradictions: Contradiction[];
+
+  /**
+   * One result per requested memory, in request order.
+   *
+   * @generated from field: repeated agent.v1.CreateMemoryResult results = 4;
+   */
+  results: CreateMemoryResult[];
 };
 
 /**
@@ -386,7 +476,7 @@ export type CreateMemoriesResponse = Message<"agent.v1.CreateMemoriesResponse"> 
  * Use `create(CreateMemoriesResponseSchema)` to create a new message.
  */
 export const CreateMemoriesResponseSchema: GenMessage<CreateMemoriesResponse> = /*@__PURE__*/
-  messageDesc(file_agent_v1_memory, 5);
+  messageDesc(file_agent_v1_memory, 6);
 
 /**
  * @generated from message agent.v1.GetMemoryRequest
@@ -410,7 +500,7 @@ export type GetMemoryRequest = Message<"agent.v1.GetMemoryRequest"> & {
  * Use `create(GetMemoryRequestSchema)` to create a new message.
  */
 export const GetMemoryRequestSchema: GenMessage<GetMemoryRequest> = /*@__PURE__*/
-  messageDesc(file_agent_v1_memory, 6);
+  messageDesc(file_agent_v1_memory, 7);
 
 /**
  * @generated from message agent.v1.UpdateMemoryRequest
@@ -441,7 +531,7 @@ export type UpdateMemoryRequest = Message<"agent.v1.UpdateMemoryRequest"> & {
  * Use `create(UpdateMemoryRequestSchema)` to create a new message.
  */
 export const UpdateMemoryRequestSchema: GenMessage<UpdateMemoryRequest> = /*@__PURE__*/
-  messageDesc(file_agent_v1_memory, 7);
+  messageDesc(file_agent_v1_memory, 8);
 
 /**
  * @generated from message agent.v1.DeleteMemoryRequest
@@ -458,7 +548,7 @@ export type DeleteMemoryRequest = Message<"agent.v1.DeleteMemoryRequest"> & {
  * Use `create(DeleteMemoryRequestSchema)` to create a new message.
  */
 export const DeleteMemoryRequestSchema: GenMessage<DeleteMemoryRequest> = /*@__PURE__*/
-  messageDesc(file_agent_v1_memory, 8);
+  messageDesc(file_agent_v1_memory, 9);
 
 /**
  * @generated from message agent.v1.DeleteMemoryResponse
@@ -475,6 +565,13 @@ export type DeleteMemoryResponse = Message<"agent.v1.DeleteMemoryResponse"> & {
    * @generated from field: int32 versions_deleted = 2;
    */
   versionsDeleted: number;
+
+  /**
+   * Memories this one had shadowed that are active again.
+   *
+   * @generated from field: repeated string restored = 3;
+   */
+  restored: string[];
 };
 
 /**
@@ -482,7 +579,7 @@ export type DeleteMemoryResponse = Message<"agent.v1.DeleteMemoryResponse"> & {
  * Use `create(DeleteMemoryResponseSchema)` to create a new message.
  */
 export const DeleteMemoryResponseSchema: GenMessage<DeleteMemoryResponse> = /*@__PURE__*/
-  messageDesc(file_agent_v1_memory, 9);
+  messageDesc(file_agent_v1_memory, 10);
 
 /**
  * @generated from message agent.v1.ListMemoryVersionsRequest
@@ -499,7 +596,7 @@ export type ListMemoryVersionsRequest = Message<"agent.v1.ListMemoryVersionsRequ
  * Use `create(ListMemoryVersionsRequestSchema)` to create a new message.
  */
 export const ListMemoryVersionsRequestSchema: GenMessage<ListMemoryVersionsRequest> = /*@__PURE__*/
-  messageDesc(file_agent_v1_memory, 10);
+  messageDesc(file_agent_v1_memory, 11);
 
 /**
  * @generated from message agent.v1.ListMemoryVersionsResponse
@@ -518,7 +615,7 @@ export type ListMemoryVersionsResponse = Message<"agent.v1.ListMemoryVersionsRes
  * Use `create(ListMemoryVersionsResponseSchema)` to create a new message.
  */
 export const ListMemoryVersionsResponseSchema: GenMessage<ListMemoryVersionsResponse> = /*@__PURE__*/
-  messageDesc(file_agent_v1_memory, 11);
+  messageDesc(file_agent_v1_memory, 12);
 
 /**
  * What kind of knowledge a memory holds.
@@ -651,6 +748,38 @@ export const SeveritySchema: GenEnum<Severity> = /*@__PURE__*/
   enumDesc(file_agent_v1_memory, 2);
 
 /**
+ * Whether a memory is current.
+ *
+ * @generated from enum agent.v1.MemoryState
+ */
+export enum MemoryState {
+  /**
+   * @generated from enum value: MEMORY_STATE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Current: recalled by default.
+   *
+   * @generated from enum value: MEMORY_STATE_ACTIVE = 1;
+   */
+  ACTIVE = 1,
+
+  /**
+   * Replaced by a newer memory (superseded_by); readable, recalled only with include_shadowed.
+   *
+   * @generated from enum value: MEMORY_STATE_SHADOWED = 2;
+   */
+  SHADOWED = 2,
+}
+
+/**
+ * Describes the enum agent.v1.MemoryState.
+ */
+export const MemoryStateSchema: GenEnum<MemoryState> = /*@__PURE__*/
+  enumDesc(file_agent_v1_memory, 3);
+
+/**
  * Stores, reads, edits and deletes memories. Every call is scoped to the
  * workspace and containers of the caller's API key.
  *
@@ -660,6 +789,17 @@ export const MemoryService: GenService<{
   /**
    * Creates one memory (the memory's fields at the top level) or a batch
    * ({"memories": [...]}, at most 100). A batch is all-or-nothing.
+   *
+   * Each new memory is checked against the active memories sharing a container with
+   * it (and against earlier memories of the same batch): a contradicted memory is
+   * shadowed, never modified otherwise, and listed in `contradictions`. A memory whose
+   * normalised content equals an active memory's of the same type and containers is
+   * not stored again: its result names the existing memory in `duplicate_of`.
+   *
+   * Send an `Idempotency-Key` header (gRPC/Connect metadata `idempotency-key`, 1 to
+   * 255 printable ASCII characters) to make retries safe: a retry with the same key
+   * from the same API key within 24 hours returns the first response without writing
+   * again; the same key with a different request fails with invalid_request.
    *
    * @generated from rpc agent.v1.MemoryService.CreateMemories
    */
@@ -681,6 +821,8 @@ export const MemoryService: GenService<{
   /**
    * Applies the given fields and creates a new version; earlier versions stay
    * readable. Over REST the fields present in the body form the update mask.
+   * A shadowed memory stays shadowed. When the content of an active memory changes,
+   * it is checked for contradictions like a new one (see `Memory.contradictions`).
    *
    * @generated from rpc agent.v1.MemoryService.UpdateMemory
    */
@@ -690,7 +832,8 @@ export const MemoryService: GenService<{
     output: typeof MemorySchema;
   },
   /**
-   * Erases a memory and all of its versions.
+   * Erases a memory and all of its versions. Memories it shadowed return to active,
+   * or, when it was itself shadowed, are shadowed by the memory that replaced it.
    *
    * @generated from rpc agent.v1.MemoryService.DeleteMemory
    */

@@ -2,7 +2,7 @@ import { toSql } from "pgvector";
 import type { Database } from "../../db/database.js";
 import { pgvectorSql } from "./pgvector-sql.js";
 import { checkDimensions, lastPerId, matchesNothing } from "./records.js";
-import type { VectorFilter, VectorIndex } from "./vector-index.js";
+import type { VectorFilter, VectorHit, VectorIndex } from "./vector-index.js";
 
 /** pgvector's HNSW index accepts at most 2,000 dimensions for the vector type. */
 const maxHnswDimensions = 2000;
@@ -101,6 +101,19 @@ export async function openPgvectorIndex(db: Database, dimensions: number): Promi
       const { n, avgdl } = await corpusStats(filter);
       const rows = await db.query<{ id: string; bm25: number; vector: string }>(sql.keywordSearch, [...searchParams(query, filter, k), n, avgdl]);
       return rows.map((r) => ({ id: r.id, bm25: Number(r.bm25), vector: Float32Array.from(JSON.parse(r.vector) as number[]) }));
+    },
+
+    async searchMany(vectors, filter, k) {
+      for (const v of vectors) checkDimensions(v, dimensions);
+      const hits: VectorHit[][] = vectors.map(() => []);
+      if (vectors.length === 0 || k <= 0 || matchesNothing(filter)) return hits;
+      const literals = vectors.map((v) => toSql(Array.from(v)) as string);
+      const rows = await db.transaction(async (tx) => {
+        await tx.query(sql.searchSettings, [efSearch(k)]);
+        return tx.query<{ query: number; id: string; similarity: number }>(sql.searchMany, searchParams(literals, filter, k));
+      });
+      for (const r of rows) hits[Number(r.query)]!.push({ id: r.id, similarity: Number(r.similarity) });
+      return hits;
     },
 
     async optimize() {

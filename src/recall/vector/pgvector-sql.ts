@@ -103,6 +103,17 @@ export function pgvectorSql(dimensions: number) {
     /** $1: workspace, $2: containers or null. */
     keywordStats: `select count(*)::float8 as n, coalesce(avg(length(m.tsv)), 1)::float8 as avgdl
       from memories m where m.workspace_id = $1 and ($2::text[] is null or m.containers && $2::text[])`,
+    /** search for each vector of $1 (text[] of vector literals), with the same filters: one statement. */
+    searchMany: `select q.i - 1 as query, h.id, 1 - h.distance as similarity
+      from unnest($1::text[]) with ordinality as q(v, i)
+      cross join lateral (
+        select id, embedding <=> q.v::vector as distance
+        from ${table}
+        where ${filterCondition("")}
+        order by distance
+        limit $13
+      ) h
+      order by q.i, h.distance`,
     count: `select count(*)::int as n from ${table}`,
     ids: `select id from ${table}`,
     /** Cleans dead index entries left by updates and deletes, and refreshes the statistics the planner uses to choose between HNSW and the filter indexes. */

@@ -63,6 +63,8 @@ export interface VectorIndex {
   search(vector: Float32Array, filter: VectorFilter, k: number): Promise<VectorHit[]>;
   /** The k best BM25 matches for the query's words that pass the filter, best first. */
   keywordSearch(query: string, filter: VectorFilter, k: number): Promise<KeywordHit[]>;
+  /** search() for several vectors in one query: one list of hits per vector, in input order. */
+  searchMany(vectors: readonly Float32Array[], filter: VectorFilter, k: number): Promise<VectorHit[][]>;
   /** Folds recent writes into the ANN index and compacts; called on a schedule. */
   optimize(): Promise<void>;
   /** Number of records, for reconciliation and tests. */

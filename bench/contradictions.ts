@@ -1,0 +1,160 @@
+// Precision and recall of the offline contradiction detector on the labelled pairs in
+// bench/data/contradictions.jsonl (contradictions and near misses, every fourth pair held out from tuning).
+//
+//   npx tsx bench/contradictions.ts [--show-errors] [--locomo /work/shared/data/locomo/locomo10.json]
+//
+// Prints per-category and per-split tables and writes bench/results/contradictions.json. Then, when the
+// LoCoMo file exists, a false-alarm check on natural conversation: every turn against every earlier turn
+// of its conversation (no candidate search, so an upper bound), counting the turns that would be
+// shadowed. Pure CPU, about a minute.
+
+import { access, mkdir, readFile, writeFile } from "node:fs/promises";
+import { parseArgs } from "node:util";
+import { compareStatements, detectContradiction, type Verdict } from "../src/memories/contradictions/rules.js";
+import { statementOf } from "../src/memories/contradictions/statement.js";
+import { loadLocomo } from "./lib/locomo.js";
+import { alignedTable } from "./lib/table.js";
+
+interface Pair {
+  id: number;
+  category: string;
+  contradiction: boolean;
+  older: string;
+  newer: string;
+  split: "dev" | "heldout";
+}
+
+interface Scored extends Pair {
+  predicted: Verdict | null;
+}
+
+interface Counts {
+  n: number;
+  tp: number;
+  fp: number;
+  fn: number;
+  tn: number;
+}
+
+function count(rows: Scored[]): Counts & { precision: number; recall: number; f1: number; accuracy: number } {
+  const c = { n: rows.length, tp: 0, fp: 0, fn: 0, tn: 0 };
+  for (const r of rows) {
+    const p = r.predicted !== null;
+    if (p && r.contradiction) c.tp++;
+    else if (p) c.fp++;
+    else if (r.contradiction) c.fn++;
+    else c.tn++;
+  }
+  const precision = c.tp + c.fp === 0 ? NaN : c.tp / (c.tp + c.fp);
+  const recall = c.tp + c.fn === 0 ? NaN : c.tp / (c.tp + c.fn);
+  const f1 = precision + recall > 0 ? (2 * precision * recall) / (precision + recall) : NaN;
+  return { ...c, precision, recall, f1, accuracy: (c.tp + c.tn) / Math.max(1, c.n) };
+}
+
+const fmt = (v: number) => (Number.isNaN(v) ? "-" : v.toFixed(3));
+
+async function main() {
+  const { values } = parseArgs({
+    options: {
+      "show-errors": { type: "boolean", default: false },
+      locomo: { type: "string", default: "/work/shared/data/locomo/locomo10.json" },
+    },
+  });
+  const text = await readFile(new URL("./data/contradictions.jsonl", import.meta.url), "utf8");
+  const pairs = text.trim().split("\n").map((line) => JSON.parse(line) as Pair);
+  const scored: Scored[] = pairs.map((p) => ({ ...p, predicted: detectContradiction(p.older, p.newer) }));
+
+  const splits = { dev: scored.filter((s) => s.split === "dev"), heldout: scored.filter((s) => s.split === "heldout"), all: scored };
+  const bySplit = Object.fromEntries(Object.entries(splits).map(([name, rows]) => [name, count(rows)]));
+  console.log("Offline contradiction detector: labelled pairs (bench/data/contradictions.jsonl)\n");
+  console.log(
+    alignedTable([
+      ["split", "pairs", "TP", "FP", "FN", "TN", "precision", "recall", "F1"],
+      ...Object.entries(bySplit).map(([name, c]) => [name, String(c.n), String(c.tp), String(c.fp), String(c.fn), String(c.tn), fmt(c.precision), fmt(c.recall), fmt(c.f1)]),
+    ]),
+  );
+
+  const categories = [...new Set(pairs.map((p) => p.category))];
+  const byCategory = Object.fromEntries(
+    categories.map((cat) => {
+      const rows = scored.filter((s) => s.category === cat);
+      return [cat, { label: rows[0]!.contradiction, all: count(rows), dev: count(rows.filter((r) => r.split === "dev")), heldout: count(rows.filter((r) => r.split === "heldout")) }];
+    }),
+  );
+  console.log("\nBy category (contradictions: recall = found / all; near misses: false positives flagged)\n");
+  console.log(
+    alignedTable([
+      ["category", "kind", "pairs", "flagged", "precision", "recall", "F1", "dev acc", "held-out acc"],
+      ...Object.entries(byCategory).map(([cat, c]) => [
+        cat,
+        c.label ? "contradiction" : "near miss",
+        String(c.all.n),
+        String(c.all.tp + c.all.fp),
+        c.label ? fmt(c.all.precision) : "-",
+        c.label ? fmt(c.all.recall) : "-",
+        c.label ? fmt(c.all.f1) : "-",
+        fmt(c.dev.accuracy),
+        fmt(c.heldout.accuracy),
+      ]),
+    ], [0, 1]),
+  );
+
+  const rules = [...new Set(scored.flatMap((s) => (s.predicted ? [s.predicted.rule] : [])))];
+  const byRule = Object.fromEntries(
+    rules.map((rule) => {
+      const flagged = scored.filter((s) => s.predicted?.rule === rule);
+      return [rule, { flagged: flagged.length, correct: flagged.filter((s) => s.contradiction).length }];
+    }),
+  );
+  console.log("\nBy rule that fired (precision of each rule)\n");
+  console.log(
+    alignedTable([
+      ["rule", "flagged", "correct", "precision"],
+      ...Object.entries(byRule).map(([rule, r]) => [rule, String(r.flagged), String(r.correct), fmt(r.correct / r.flagged)]),
+    ]),
+  );
+
+  const errors = scored.filter((s) => (s.predicted !== null) !== s.contradiction);
+  if (values["show-errors"]) {
+    console.log("\nErrors:");
+    for (const e of errors) {
+      console.log(`  #${e.id} [${e.split}/${e.category}] ${e.contradiction ? "missed" : "false alarm"}: "${e.older}" / "${e.newer}"${e.predicted ? ` (${e.predicted.reason})` : ""}`);
+    }
+  }
+  const natural = await naturalFalseAlarms(values.locomo!, values["show-errors"]!);
+  await mkdir(new URL("./results/", import.meta.url), { recursive: true });
+  await writeFile(
+    new URL("./results/contradictions.json", import.meta.url),
+    JSON.stringify({ bySplit, byCategory, byRule, natural, errors: errors.map((e) => ({ id: e.id, split: e.split, category: e.category, expected: e.contradiction, reason: e.predicted?.reason ?? null })) }, null, 2) + "\n",
+  );
+}
+
+/** Turns of LoCoMo conversations that some later turn of the same speaker's conversation would shadow. */
+async function naturalFalseAlarms(file: string, show: boolean) {
+  if (!(await access(file).then(() => true, () => false))) return null;
+  const conversations = await loadLocomo(file);
+  let turns = 0;
+  let pairs = 0;
+  const flagged: string[] = [];
+  for (const c of conversations) {
+    const texts = c.turns.map((t) => `${t.speaker}: ${t.text}`);
+    const statements = texts.map(statementOf);
+    turns += texts.length;
+    const shadowed = new Set<number>();
+    for (let j = 0; j < texts.length; j++) {
+      for (let i = 0; i < j; i++) {
+        pairs++;
+        const v = compareStatements(statements[i]!, statements[j]!);
+        if (v && !shadowed.has(i)) {
+          shadowed.add(i);
+          flagged.push(`"${texts[i]}" / "${texts[j]}" (${v.reason})`);
+        }
+      }
+    }
+  }
+  console.log(`\nLoCoMo (${file}): ${turns} turns, ${pairs} turn pairs; turns that would be shadowed: ${flagged.length} (${((100 * flagged.length) / turns).toFixed(2)}%)`);
+  if (show) for (const f of flagged) console.log(`  ${f}`);
+  return { turns, pairs, shadowedTurns: flagged.length, examples: flagged };
+}
+
+await main();

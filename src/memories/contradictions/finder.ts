@@ -1,0 +1,151 @@
+import type { FastifyBaseLogger } from "fastify";
+import type { Sql } from "../../db/database.js";
+import type { Embedder } from "../../embeddings/embedder.js";
+import type { VectorIndex } from "../../recall/vector/vector-index.js";
+import { findActiveMemories } from "../memory-store.js";
+import type { Judge } from "./judge.js";
+import { compareStatements, type Verdict } from "./rules.js";
+import { statementOf, type Statement } from "./statement.js";
+import { batchContradictions } from "./within-batch.js";
+
+// Finds what a write contradicts. Candidates are the active memories sharing a container with a new
+// memory that are nearest by embedding (one multi-vector search for the whole write) or share its words
+// (one full-text query for the whole write); the rules then decide each pair, and the judge, when
+// configured, re-decides the doubtful ones. A bounded number of queries per write, whatever its size.
+
+export interface NewMemory {
+  id: string;
+  content: string;
+  containers: string[];
+}
+
+export interface FoundContradiction {
+  /** Index of the newer memory in the write. */
+  newer: number;
+  olderId: string;
+  olderContent: string;
+  score: number;
+  reason: string;
+}
+
+export interface FinderOptions {
+  db: Sql;
+  vectors: VectorIndex;
+  /** Should cache by text (cachingEmbedder), so the indexer reuses the vectors computed here. */
+  embedder: Embedder;
+  judge: Judge | null;
+  log: FastifyBaseLogger;
+  /** Nearest memories taken from each search, per new memory. */
+  candidates: number;
+}
+
+/** Pairs at least this similar go to the judge even when no rule fired: likely the same subject. */
+const judgeSimilarity = 0.8;
+/** At most this many pairs per write go to the judge, most doubtful first. */
+const judgeMaxPairs = 20;
+
+// Any query word may match (OR), ranked by ts_rank: plainto_tsquery joins the words with AND.
+const lexicalSql = `
+select i.idx, c.id
+from jsonb_to_recordset($1::jsonb) as i(idx int, content text, containers text[], self text)
+cross join lateral (select replace(plainto_tsquery('english', i.content)::text, ' & ', ' | ') as q) t
+cross join lateral (
+  select m.id from memories m
+  where t.q <> '' and m.workspace_id = $2 and m.state = 'active' and m.containers && i.containers and m.id <> i.self
+    and m.tsv @@ t.q::tsquery
+  order by ts_rank(m.tsv, t.q::tsquery) desc, m.id desc
+  limit $3
+) c`;
+
+interface Pair {
+  newer: number;
+  newerContent: string;
+  olderId: string;
+  olderContent: string;
+  cosine: number;
+  verdict: Verdict | null;
+}
+
+const dot = (a: Float32Array, b: Float32Array) => a.reduce((sum, v, i) => sum + v * b[i]!, 0);
+
+export type ContradictionFinder = (workspaceId: string, memories: readonly NewMemory[]) => Promise<FoundContradiction[]>;
+
+export function createContradictionFinder(opts: FinderOptions): ContradictionFinder {
+  async function embed(memories: readonly NewMemory[]): Promise<Float32Array[] | null> {
+    try {
+      return await opts.embedder.embed(memories.map((m) => m.content));
+    } catch (err) {
+      opts.log.warn({ err }, "embedding for contradiction candidates failed; using keyword candidates only");
+      return null;
+    }
+  }
+
+  async function semantic(workspaceId: string, memories: readonly NewMemory[], vectors: Float32Array[] | null) {
+    if (!vectors) return memories.map(() => new Map<string, number>());
+    const containers = [...new Set(memories.flatMap((m) => m.containers))];
+    try {
+      const hits = await opts.vectors.searchMany(vectors, { workspaceId, containers }, opts.candidates);
+      return hits.map((list) => new Map(list.map((h) => [h.id, h.similarity])));
+    } catch (err) {
+      opts.log.warn({ err }, "vector search for contradiction candidates failed; using keyword candidates only");
+      return memories.map(() => new Map<string, number>());
+    }
+  }
+
+  async function lexical(workspaceId: string, memories: readonly NewMemory[]): Promise<string[][]> {
+    const input = memories.map((m, idx) => ({ idx, content: m.content, containers: m.containers, self: m.id }));
+    const rows = await opts.db.query<{ idx: number; id: string }>(lexicalSql, [JSON.stringify(input), workspaceId, opts.candidates]);
+    const out: string[][] = memories.map(() => []);
+    for (const r of rows) out[r.idx]!.push(r.id);
+    return out;
+  }
+
+  async function judge(pairs: Pair[]): Promise<void> {
+    if (!opts.judge) return;
+    const doubtful = pairs
+      .filter((p) => p.verdict !== null || p.cosine >= judgeSimilarity)
+      .sort((a, b) => Number(b.verdict !== null) - Number(a.verdict !== null) || b.cosine - a.cosine)
+      .slice(0, judgeMaxPairs);
+    if (doubtful.length === 0) return;
+    const verdicts = await opts.judge(doubtful.map((p) => ({ older: p.olderContent, newer: p.newerContent })));
+    if (!verdicts) return;
+    doubtful.forEach((p, i) => {
+      const v = verdicts[i];
+      if (!v) return;
+      p.verdict = v.contradiction
+        ? { rule: p.verdict?.rule ?? "value", score: Math.max(p.verdict?.score ?? 0, 0.9), reason: `judge: ${v.reason || "contradiction"}` }
+        : null;
+    });
+  }
+
+  return async (workspaceId, memories) => {
+    if (memories.length === 0) return [];
+    const vectors = await embed(memories);
+    const [nearest, sharingWords] = await Promise.all([semantic(workspaceId, memories, vectors), lexical(workspaceId, memories)]);
+    const batchIds = new Set(memories.map((m) => m.id));
+    const candidateIds = [...new Set([...nearest.flatMap((m) => [...m.keys()]), ...sharingWords.flat()])].filter((id) => !batchIds.has(id));
+    const stored = new Map((await findActiveMemories(opts.db, workspaceId, candidateIds)).map((m) => [m.id, m]));
+    const statements = new Map<string, Statement>();
+    const statement = (text: string) => statements.get(text) ?? statements.set(text, statementOf(text)).get(text)!;
+
+    const pairs: Pair[] = [];
+    memories.forEach((memory, newer) => {
+      const ids = new Set([...nearest[newer]!.keys(), ...sharingWords[newer]!]);
+      for (const id of ids) {
+        const older = stored.get(id);
+        if (!older || !older.containers.some((c) => memory.containers.includes(c))) continue;
+        const verdict = compareStatements(statement(older.content), statement(memory.content));
+        pairs.push({ newer, newerContent: memory.content, olderId: id, olderContent: older.content, cosine: nearest[newer]!.get(id) ?? 0, verdict });
+      }
+    });
+    const subjects = memories.map((m) => ({ content: m.content, containers: m.containers, statement: statement(m.content) }));
+    for (const { older, newer, verdict } of batchContradictions(subjects)) {
+      const cosine = vectors ? dot(vectors[older]!, vectors[newer]!) : 0;
+      pairs.push({ newer, newerContent: memories[newer]!.content, olderId: memories[older]!.id, olderContent: memories[older]!.content, cosine, verdict });
+    }
+    await judge(pairs);
+    return pairs.flatMap((p) =>
+      p.verdict ? [{ newer: p.newer, olderId: p.olderId, olderContent: p.olderContent, score: p.verdict.score, reason: p.verdict.reason }] : [],
+    );
+  };
+}

@@ -1,0 +1,147 @@
+import {
+  additiveMarkers,
+  copulas,
+  months,
+  multiValuedVerbs,
+  negations,
+  numberWords,
+  phrases,
+  polarityWords,
+  stopwords,
+  synonyms,
+  units,
+  weekdays,
+} from "./lexicon.js";
+
+// A memory's text reduced to what the contradiction rules compare: its content tokens in order, each
+// with the kind of value it is, and the sentence's polarity. Pure and deterministic.
+
+export type TokenKind = "word" | "be" | "number" | "time" | "name" | "unit";
+
+export interface Token {
+  /** Normalised form: lower case, stemmed, synonyms folded, numbers in digits. */
+  text: string;
+  /** As written, for reasons. */
+  original: string;
+  kind: TokenKind;
+}
+
+export interface Statement {
+  /** Content tokens in order, without function words, negations and opposites. */
+  tokens: Token[];
+  /** An odd number of negations and negative-side opposites ("not", "never", "hates", "disabled"). */
+  negative: boolean;
+  /** The negations and opposites that set the polarity, as written. */
+  polarityWords: string[];
+  /** The statement adds to what is known ("also", "too", "as well"). */
+  additive: boolean;
+  /** "X over Y", "X instead of Y", "X rather than Y": [X, Y], stemmed. */
+  preference: [string, string] | null;
+  /** Its verb can hold many values at once ("likes", "speaks"): a new value adds rather than replaces. */
+  manyValued: boolean;
+}
+
+/** A light suffix stripper: enough to make "lives", "lived" and "living" one word. */
+export function stem(word: string): string {
+  let w = word;
+  if (w.length > 4 && w.endsWith("ies")) w = w.slice(0, -3) + "y";
+  else if (w.length > 3 && w.endsWith("s") && !w.endsWith("ss") && !w.endsWith("us")) w = w.slice(0, -1);
+  if (w.length > 5 && w.endsWith("ing")) w = w.slice(0, -3);
+  else if (w.length > 4 && w.endsWith("ed")) w = w.slice(0, -2);
+  if (w.length > 3 && /([b-df-hj-np-tv-z])\1$/.test(w) && !w.endsWith("ll") && !w.endsWith("ss")) w = w.slice(0, -1);
+  if (w.length > 3 && w.endsWith("e")) w = w.slice(0, -1);
+  return w;
+}
+
+const stemmedSynonyms = new Map([...synonyms].map(([from, to]) => [stem(from), stem(to)]));
+const stemmedPolarity = new Map([...polarityWords].map(([w, p]) => [stem(w), p]));
+const multiValued = new Set([...multiValuedVerbs].map(stem));
+const stemmedUnits = new Set([...units].map(stem));
+
+const numeric = /^[$€£]?\d[\d,]*(\.\d+)*[%kmx]?$/i;
+const version = /^v\d+(\.\d+)*$/i;
+const year = /^(19|20)\d\d$/;
+const isoDate = /^\d{4}-\d{2}(-\d{2})?$/;
+const timeOfDay = /^\d{1,2}(:\d{2})?(am|pm)$|^\d{1,2}:\d{2}$/i;
+const ordinal = /^\d{1,2}(st|nd|rd|th)$/i;
+const tokenPattern = /[$€£]?[\p{L}\p{N}][\p{L}\p{N}_.,:/'’+%-]*/gu;
+
+function expandContractions(text: string): string {
+  return text
+    .replace(/\bwon['’]t\b/gi, "will not")
+    .replace(/\bcannot\b/gi, "can not")
+    .replace(/n['’]t\b/gi, " not")
+    .replace(/['’]s\b/g, "")
+    .replace(/['’](re|ve|ll|d|m)\b/gi, "");
+}
+
+function classify(word: string, sentenceStart: boolean): Omit<Token, "original"> | null {
+  const lower = word.toLowerCase();
+  if (copulas.has(lower)) return { text: "be", kind: "be" };
+  if (lower === "may") return { text: "may", kind: "time" };
+  if (stopwords.has(lower)) return null;
+  const number = numberWords.get(lower);
+  if (number !== undefined) return { text: number, kind: "number" };
+  if (year.test(word) || isoDate.test(word) || timeOfDay.test(word) || ordinal.test(word)) {
+    return { text: lower.replace(/(st|nd|rd|th)$/, ""), kind: "time" };
+  }
+  if (version.test(word)) return { text: lower.slice(1), kind: "number" };
+  if (numeric.test(word)) return { text: lower.replace(/,/g, ""), kind: "number" };
+  const stemmed = stem(lower);
+  if (months.has(lower) || weekdays.has(lower) || weekdays.has(stemmed)) return { text: stemmed, kind: "time" };
+  if (/\d/.test(word)) return { text: lower, kind: "number" };
+  // A capital not starting a sentence, or inside a word (iOS, AWS): a name.
+  if (/\p{Lu}/u.test(sentenceStart ? word.slice(1) : word)) return { text: lower, kind: "name" };
+  return { text: stemmedSynonyms.get(stemmed) ?? stemmed, kind: "word" };
+}
+
+/** Reads one memory's text into the tokens and polarity the rules compare. */
+export function statementOf(text: string): Statement {
+  let prepared = expandContractions(text);
+  for (const [pattern, replacement] of phrases) prepared = prepared.replace(new RegExp(pattern.source, "gi"), replacement);
+  const matches = [...prepared.matchAll(tokenPattern)];
+  const words = matches.map((m) => m[0].replace(/[.,:/'’+-]+$/, ""));
+  // The first word, and any after ". ", "! ", "? " or ": " (e.g. "Jon: Hey Gina"), starts a sentence.
+  const startsSentence = matches.map((m, i) => i === 0 || /[.!?:]\s*$/.test(prepared.slice(matches[i - 1]!.index!, m.index)));
+  const tokens: Token[] = [];
+  const polarity: string[] = [];
+  let flips = 0;
+  const manyValued = words.some((w) => multiValued.has(stem(w.toLowerCase())));
+  words.forEach((word, i) => {
+    const lower = word.toLowerCase();
+    // "may" is a month only before a day ("May 12").
+    if (lower === "may" && !/^\d/.test(words[i + 1] ?? "")) return;
+    if (negations.has(lower)) {
+      flips++;
+      polarity.push(word);
+      return;
+    }
+    const opposite = stemmedPolarity.get(stem(lower)) ?? polarityWords.get(lower);
+    if (opposite) {
+      if (opposite.negative) flips++;
+      polarity.push(word);
+      return;
+    }
+    const token = classify(word, startsSentence[i]!);
+    if (token) tokens.push({ ...token, original: word });
+  });
+  // Days next to a month are part of the date; a unit after a number is part of the number.
+  tokens.forEach((t, i) => {
+    const before = tokens[i - 1];
+    const after = tokens[i + 1];
+    if (t.kind === "number" && /^\d{1,2}$/.test(t.text) && (before?.kind === "time" || after?.kind === "time")) {
+      if (months.has(before?.original.toLowerCase() ?? "") || months.has(after?.original.toLowerCase() ?? "")) t.kind = "time";
+    }
+    if (t.kind === "word" && stemmedUnits.has(t.text) && (before?.kind === "number" || before?.kind === "time")) t.kind = "unit";
+  });
+  const lowerText = ` ${prepared.toLowerCase().replace(/[^\p{L}\p{N}_-]+/gu, " ")} `;
+  const preference = /([\p{L}\p{N}_-]+) (?:over|instead of|rather than) ([\p{L}\p{N}_-]+)/u.exec(lowerText);
+  return {
+    tokens,
+    negative: flips % 2 === 1,
+    polarityWords: polarity,
+    additive: additiveMarkers.some((m) => lowerText.includes(` ${m} `)),
+    preference: preference ? [stem(preference[1]!), stem(preference[2]!)] : null,
+    manyValued,
+  };
+}

@@ -1,0 +1,189 @@
+import { create, fromJson, toJson, type MessageInitShape } from "@bufbuild/protobuf";
+import type { HandlerContext } from "@connectrpc/connect";
+import {
+  type CreateMemoriesRequest,
+  CreateMemoriesResponseSchema,
+  type ContradictionSchema,
+} from "../../gen/agent/v1/memory_pb.js";
+import { assertMayWrite, scopeOf, writeContainers } from "../accounts/container-scope.js";
+import { agentPrincipal, type AgentPrincipal } from "../accounts/principal.js";
+import type { Database } from "../db/database.js";
+import { apiError, invalidRequest, notFound } from "../errors/api-error.js";
+import { newId } from "../ids.js";
+import type { UsageMeter } from "../usage/usage-meter.js";
+import { fieldPath } from "../validation.js";
+import { contentHash } from "./content-hash.js";
+import type { ContradictionFinder, FoundContradiction } from "./contradictions/finder.js";
+import { claimKey, idempotencyKeyOf, requestHash, saveResponse, storedResponse, type Idempotency } from "./idempotency.js";
+import { memoryLimits, parseMemoryFields, setFields, type MemoryFields } from "./memory-rules.js";
+import {
+  findDuplicates,
+  findMemories,
+  insertMemories,
+  lockContentHashes,
+  shadowMemories,
+  type DuplicateProbe,
+  type MemoryRecord,
+  type Shadowing,
+} from "./memory-store.js";
+import { memoryMessage } from "./memory-message.js";
+import { snippet } from "./snippet.js";
+
+export interface CreateOptions {
+  db: Database;
+  usage: UsageMeter;
+  findContradictions: ContradictionFinder | null;
+}
+
+type CreateResponse = MessageInitShape<typeof CreateMemoriesResponseSchema>;
+
+/** Explicit supersedes must name memories the key can see (else not_found) and write (else forbidden). */
+async function checkSupersedes(db: Database, principal: AgentPrincipal, ids: string[]): Promise<void> {
+  if (ids.length === 0) return;
+  const found = new Map((await findMemories(db, scopeOf(principal), ids)).map((m) => [m.id, m]));
+  for (const id of ids) {
+    const memory = found.get(id);
+    if (!memory) throw notFound("memory", id);
+    assertMayWrite(principal, memory.containers);
+  }
+}
+
+/** For each memory, the index of an earlier one of the batch it duplicates. */
+function batchDuplicates(probes: DuplicateProbe[]): Array<number | undefined> {
+  const first = new Map<string, number>();
+  return probes.map((p, i) => {
+    const key = `${p.contentHash}\u0000${p.type}\u0000${p.containers.join("\u0000")}`;
+    const earlier = first.get(key);
+    if (earlier === undefined) first.set(key, i);
+    return earlier;
+  });
+}
+
+/**
+ * Creates the memories of a request: drops duplicates, finds contradictions (before the transaction: it
+ * embeds and may call the judge), then in one transaction claims the idempotency key, re-checks duplicates
+ * under a lock on their content, inserts, shadows and stores the response for retries.
+ */
+export async function createMemories(opts: CreateOptions, req: CreateMemoriesRequest, ctx: HandlerContext): Promise<CreateResponse> {
+  const { db } = opts;
+  const principal = agentPrincipal(ctx);
+  const workspaceId = principal.workspaceId;
+  const batch = req.memories.length > 0;
+  if (batch && (setFields(req).length > 0 || req.supersedes.length > 0)) {
+    throw invalidRequest("memories", "exclusive", "send either one memory's fields or a memories array, not both");
+  }
+  if (req.memories.length > memoryLimits.batchSize) {
+    throw invalidRequest("memories", "max_items", `must have at most ${memoryLimits.batchSize} items`);
+  }
+  const inputs: Array<MemoryFields & { supersedes: string[] }> = batch ? req.memories : [req];
+  const now = new Date();
+  const records = inputs.map((input, i): MemoryRecord => {
+    const prefix = batch ? `memories[${i}]` : "";
+    const draft = parseMemoryFields(input, prefix, now);
+    return {
+      ...draft,
+      id: newId("mem"),
+      workspaceId,
+      containers: writeContainers(principal, draft.containers, fieldPath(["containers"], prefix)),
+      state: "active",
+      supersededBy: null,
+      supersededAt: null,
+      version: 1,
+      keyId: principal.keyId,
+      createdAt: now,
+      updatedAt: now,
+    };
+  });
+  const supersedes = inputs.map((input) => [...new Set(input.supersedes)]);
+
+  const key = idempotencyKeyOf(ctx.requestHeader);
+  const idem: Idempotency | null = key === null ? null : { keyId: principal.keyId, key, requestHash: requestHash(req) };
+  if (idem) {
+    const stored = await storedResponse(db, idem);
+    if (stored !== undefined) return fromJson(CreateMemoriesResponseSchema, stored);
+  }
+  await checkSupersedes(db, principal, [...new Set(supersedes.flat())]);
+
+  const probes = records.map((r) => ({ contentHash: contentHash(r.content), type: r.type, containers: [...r.containers].sort() }));
+  const inBatch = batchDuplicates(probes);
+  const stored = await findDuplicates(db, workspaceId, probes);
+  const fresh = records.map((_, i) => i).filter((i) => inBatch[i] === undefined && !stored[i]);
+  const found = opts.findContradictions ? await opts.findContradictions(workspaceId, fresh.map((i) => records[i]!)) : [];
+
+  const outcome = await db.transaction(async (tx) => {
+    if (idem && !(await claimKey(tx, workspaceId, idem))) return { replay: await storedResponse(tx, idem) };
+    await lockContentHashes(tx, workspaceId, fresh.map((i) => probes[i]!.contentHash));
+    // Another request may have stored the same content since the check above.
+    const raced = await findDuplicates(tx, workspaceId, fresh.map((i) => probes[i]!));
+    const duplicateOf = new Map<number, MemoryRecord>();
+    stored.forEach((m, i) => m && duplicateOf.set(i, m));
+    raced.forEach((m, k) => m && duplicateOf.set(fresh[k]!, m));
+    const created = fresh.filter((i) => !duplicateOf.has(i));
+    const createdIds = new Set(created.map((i) => records[i]!.id));
+    // Only rows actually inserted count against the plan; a crossed cap aborts the whole batch.
+    await opts.usage.reserveMemories(tx, principal, created.map((i) => records[i]!.content));
+    await insertMemories(tx, created.map((i) => records[i]!));
+
+    const contradictions = found.filter((f) => createdIds.has(records[fresh[f.newer]!]!.id));
+    // In write order, so an older memory contradicted twice ends up replaced by the latest.
+    const shadowings = new Map<string, Shadowing>();
+    for (const i of created) {
+      const by = records[i]!.id;
+      for (const f of contradictions) if (records[fresh[f.newer]!]!.id === by) shadowings.set(f.olderId, { id: f.olderId, by, force: false });
+      for (const id of supersedes[i]!) shadowings.set(id, { id, by, force: true });
+    }
+    const shadowed = await shadowMemories(tx, workspaceId, [...shadowings.values()], now);
+    const response = create(CreateMemoriesResponseSchema, respond(records, inBatch, duplicateOf, contradictions, fresh, shadowings, shadowed, now));
+    if (idem) await saveResponse(tx, idem, toJson(CreateMemoriesResponseSchema, response));
+    return { response };
+  });
+  if ("replay" in outcome) {
+    if (outcome.replay === undefined) throw apiError("server_error", "idempotent request has no stored response");
+    return fromJson(CreateMemoriesResponseSchema, outcome.replay);
+  }
+  return outcome.response;
+}
+
+function respond(
+  records: MemoryRecord[],
+  inBatch: Array<number | undefined>,
+  duplicateOf: Map<number, MemoryRecord>,
+  contradictions: FoundContradiction[],
+  fresh: number[],
+  shadowings: Map<string, Shadowing>,
+  shadowed: Set<string>,
+  now: Date,
+): CreateResponse {
+  const effective = (m: MemoryRecord): MemoryRecord => {
+    const by = shadowed.has(m.id) ? shadowings.get(m.id)?.by : undefined;
+    return by ? { ...m, state: "shadowed", supersededBy: by, supersededAt: now } : m;
+  };
+  // A duplicate within the batch resolves to what its first occurrence became.
+  const resolve = (i: number): { memory: MemoryRecord; duplicate: boolean } => {
+    const earlier = inBatch[i];
+    if (earlier !== undefined) return { memory: resolve(earlier).memory, duplicate: true };
+    const existing = duplicateOf.get(i);
+    return existing ? { memory: existing, duplicate: true } : { memory: effective(records[i]!), duplicate: false };
+  };
+  const resolved = records.map((_, i) => resolve(i));
+  return {
+    ids: resolved.map((r) => r.memory.id),
+    memories: resolved.map((r) => memoryMessage(r.memory)),
+    results: resolved.map((r) => ({
+      id: r.memory.id,
+      duplicateOf: r.duplicate ? r.memory.id : undefined,
+      supersedes: r.duplicate ? [] : [...shadowings.values()].filter((s) => s.by === r.memory.id && shadowed.has(s.id)).map((s) => s.id),
+    })),
+    contradictions: contradictions
+      .filter((f) => shadowed.has(f.olderId))
+      .map(
+        (f): MessageInitShape<typeof ContradictionSchema> => ({
+          memoryId: records[fresh[f.newer]!]!.id,
+          conflictsWith: f.olderId,
+          snippet: snippet(f.olderContent),
+          score: f.score,
+          reason: f.reason,
+        }),
+      ),
+  };
+}

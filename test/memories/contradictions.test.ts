@@ -1,0 +1,366 @@
+import { createClient } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MemoryService } from "../../gen/agent/v1/memory_pb.js";
+import { grpcClient } from "../support/grpc-client.js";
+import { backends, rest, startTestServer, type TestServer } from "../support/test-server.js";
+
+type Rest = ReturnType<typeof rest>;
+const memories = "/api/v1/agent/memories";
+
+describe.each(backends)("contradictions, shadowing, duplicates and versions (%s)", (backend) => {
+  let server: TestServer;
+  let agent: Rest;
+  let workspace: Rest;
+
+  beforeAll(async () => {
+    server = await startTestServer(backend);
+    agent = rest(server.url, await server.createKey("acme", "agent-1"));
+    workspace = rest(server.url, await server.createKey("acme"));
+  });
+  afterAll(() => server?.close());
+
+  const createOne = async (body: object, headers: Record<string, string> = {}) => {
+    const res = await agent("POST", memories, body, headers);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    return res.body;
+  };
+  const get = async (id: string) => (await agent("GET", `${memories}/${id}`)).body;
+  const rows = async (content: string) =>
+    Number((await server.app.db.query<{ n: string }>("select count(*)::text as n from memories where content = $1", [content]))[0]!.n);
+  const recall = async (body: object) => {
+    await server.app.indexer.drain();
+    const res = await agent("POST", "/api/v1/agent/recall", body);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    return res.body;
+  };
+
+  it("shadows the older memory a new one contradicts, reports it, and never modifies it otherwise", async () => {
+    const older = await createOne({ content: "The user lives in Berlin", type: "fact", tags: ["home"] });
+    const olderId = older.ids[0];
+    expect(older.memories[0]).toMatchObject({ state: "active" });
+    expect(older.memories[0]).not.toHaveProperty("supersededBy");
+    await server.app.indexer.drain();
+    const before = await get(olderId);
+
+    const newer = await createOne({ content: "The user lives in Munich", type: "fact" });
+    const newerId = newer.ids[0];
+    expect(newer.contradictions).toEqual([
+      { memoryId: newerId, conflictsWith: olderId, snippet: "The user lives in Berlin", score: expect.any(Number), reason: "different value: Berlin → Munich" },
+    ]);
+    expect(newer.contradictions[0].score).toBeGreaterThan(0.5);
+    expect(newer.contradictions[0].score).toBeLessThanOrEqual(1);
+    expect(newer.results).toEqual([{ id: newerId, supersedes: [olderId] }]);
+
+    const after = await get(olderId);
+    expect(after).toMatchObject({ state: "shadowed", supersededBy: newerId });
+    expect(Date.parse(after.supersededAt)).toBe(Date.parse(newer.memories[0].createdAt));
+    const { state, supersededBy, supersededAt, ...unchanged } = after;
+    const { state: s0, ...original } = before;
+    expect(unchanged).toEqual(original);
+    expect(s0).toBe("active");
+    expect((await agent("GET", `${memories}/${olderId}/versions`)).body.versions).toHaveLength(1);
+  });
+
+  it("does not shadow elaborations, additions or statements about another subject", async () => {
+    const base = await createOne({ content: "The user enjoys hiking in the Alps", type: "preference" });
+    await server.app.indexer.drain();
+    for (const content of [
+      "The user enjoys hiking in the Alps, mostly in summer",
+      "The user also enjoys cycling",
+      "The user's brother enjoys hiking in the Pyrenees",
+    ]) {
+      const res = await createOne({ content, type: "preference" });
+      expect(res.contradictions, content).toEqual([]);
+    }
+    expect((await get(base.ids[0])).state).toBe("active");
+  });
+
+  it("detects contradictions inside one batch, results in request order", async () => {
+    const res = await createOne({
+      memories: [
+        { content: "The staging cluster runs Kubernetes 1.29", type: "fact" },
+        { content: "Deploys happen on Tuesdays", type: "directive" },
+        { content: "The staging cluster runs Kubernetes 1.31", type: "fact" },
+      ],
+    });
+    const [first, second, third] = res.ids;
+    expect(res.results.map((r: { id: string }) => r.id)).toEqual(res.ids);
+    expect(res.contradictions).toEqual([
+      expect.objectContaining({ memoryId: third, conflictsWith: first, reason: "different number: 1.29 → 1.31" }),
+    ]);
+    expect(res.memories[0]).toMatchObject({ id: first, state: "shadowed", supersededBy: third });
+    expect(res.memories[1].state).toBe("active");
+    expect(res.results[2].supersedes).toEqual([first]);
+    expect((await get(first)).state).toBe("shadowed");
+    expect((await get(second)).state).toBe("active");
+  });
+
+  it("restores the older memory when the newer one is deleted, and hands chains on", async () => {
+    const a = (await createOne({ content: "The office is on floor 7", type: "fact" })).ids[0];
+    const b = (await createOne({ content: "The office is on floor 3", type: "fact" })).ids[0];
+    const c = (await createOne({ content: "The office is on floor 5", type: "fact" })).ids[0];
+    expect(await get(a)).toMatchObject({ state: "shadowed", supersededBy: b });
+    expect(await get(b)).toMatchObject({ state: "shadowed", supersededBy: c });
+
+    // Deleting the head of the chain makes the previous memory current again.
+    const deleted = await agent("DELETE", `${memories}/${c}`);
+    expect(deleted.body).toEqual({ id: c, versionsDeleted: 1, restored: [b] });
+    const restored = await get(b);
+    expect(restored.state).toBe("active");
+    expect(restored).not.toHaveProperty("supersededBy");
+    expect(restored).not.toHaveProperty("supersededAt");
+    expect(await get(a)).toMatchObject({ state: "shadowed", supersededBy: b });
+
+    // Deleting a middle link hands what it replaced to what replaced it.
+    const d = (await createOne({ content: "The office is on floor 9", type: "fact" })).ids[0];
+    expect(await get(b)).toMatchObject({ state: "shadowed", supersededBy: d });
+    expect((await agent("DELETE", `${memories}/${b}`)).body.restored).toEqual([]);
+    expect(await get(a)).toMatchObject({ state: "shadowed", supersededBy: d });
+    expect((await agent("DELETE", `${memories}/${d}`)).body.restored).toEqual([a]);
+    expect((await get(a)).state).toBe("active");
+  });
+
+  it("shadows memories named in supersedes, which must be visible and writable", async () => {
+    const old = (await createOne({ content: "Standup is at the big table", type: "fact" })).ids[0];
+    const res = await createOne({ content: "Team rituals moved to the new wiki page", type: "fact", supersedes: [old] });
+    expect(res.results[0].supersedes).toEqual([old]);
+    expect(res.contradictions).toEqual([]);
+    expect(await get(old)).toMatchObject({ state: "shadowed", supersededBy: res.ids[0] });
+
+    const missing = await agent("POST", memories, { content: "x1", type: "fact", supersedes: ["mem_01jd0000000000000000000000"] });
+    expect(missing.status).toBe(404);
+    expect(missing.body.error.code).toBe("not_found");
+    const other = rest(server.url, await server.createKey("acme", "agent-2"));
+    const foreign = await other("POST", memories, { content: "x2", type: "fact", supersedes: [old] });
+    expect(foreign.status).toBe(404);
+    const shared = await workspace("POST", memories, { content: "Shared note", type: "fact", containers: ["agent-1", "agent-2"] });
+    const readOnly = await agent("POST", memories, { content: "x3", type: "fact", supersedes: [shared.body.ids[0]] });
+    expect(readOnly.status).toBe(403);
+    expect(readOnly.body.error.code).toBe("forbidden");
+    expect(await rows("x3")).toBe(0);
+    const both = await agent("POST", memories, { content: "x4", type: "fact", supersedes: [old], memories: [{ content: "y", type: "fact" }] });
+    expect(both.body.error.details).toEqual({ field: "memories", rule: "exclusive" });
+  });
+
+  it("checks edited content for contradictions; a shadowed memory stays shadowed when edited", async () => {
+    const size = (await createOne({ content: "The payments team has 5 engineers", type: "fact" })).ids[0];
+    const note = (await createOne({ content: "Payments hiring is paused", type: "fact" })).ids[0];
+    const patched = await agent("PATCH", `${memories}/${note}`, { content: "The payments team has 8 engineers" });
+    expect(patched.status).toBe(200);
+    expect(patched.body).toMatchObject({ id: note, version: 2, state: "active" });
+    expect(patched.body.contradictions).toEqual([expect.objectContaining({ memoryId: note, conflictsWith: size, reason: "different number: 5 → 8" })]);
+    expect(await get(size)).toMatchObject({ state: "shadowed", supersededBy: note });
+
+    const edited = await agent("PATCH", `${memories}/${size}`, { content: "The payments team has 6 engineers" });
+    expect(edited.body).toMatchObject({ version: 2, state: "shadowed", supersededBy: note, contradictions: [] });
+    expect((await get(note)).state).toBe("active");
+    expect((await agent("GET", `${memories}/${size}?version=1`)).body).toMatchObject({ content: "The payments team has 5 engineers", state: "shadowed" });
+    const bad = await agent("PATCH", `${memories}/${note}`, { supersedes: [size] });
+    expect(bad.body.error.details).toEqual({ field: "memory.supersedes", rule: "create_only" });
+  });
+
+  it("returns the existing memory for a duplicate instead of storing it again", async () => {
+    const first = await createOne({ content: "Carol's pager number is 555-0101", type: "contact" });
+    const id = first.ids[0];
+    const again = await createOne({ content: "  carols PAGER number is 555 0101! ", type: "contact", tags: ["ignored"] });
+    expect(again.ids).toEqual([id]);
+    expect(again.results).toEqual([{ id, duplicateOf: id, supersedes: [] }]);
+    expect(again.memories[0]).toMatchObject({ id, content: "Carol's pager number is 555-0101", tags: [] });
+    expect(again.contradictions).toEqual([]);
+    expect(await rows("  carols PAGER number is 555 0101! ")).toBe(0);
+
+    // Another type or another container is another memory.
+    const asFact = await createOne({ content: "Carol's pager number is 555-0101", type: "fact" });
+    expect(asFact.ids[0]).not.toBe(id);
+    const elsewhere = await workspace("POST", memories, { content: "Carol's pager number is 555-0101", type: "contact", containers: ["agent-2"] });
+    expect(elsewhere.body.ids[0]).not.toBe(id);
+
+    const batch = await createOne({
+      memories: [
+        { content: "Dana prefers async updates", type: "preference" },
+        { content: "dana prefers async updates.", type: "preference" },
+        { content: "Carol's pager number is 555-0101", type: "contact" },
+      ],
+    });
+    expect(batch.ids[1]).toBe(batch.ids[0]);
+    expect(batch.results[1]).toEqual({ id: batch.ids[0], duplicateOf: batch.ids[0], supersedes: [] });
+    expect(batch.results[2]).toEqual({ id, duplicateOf: id, supersedes: [] });
+    expect(batch.memories.map((m: { id: string }) => m.id)).toEqual(batch.ids);
+  });
+
+  it("makes retried creates idempotent with the Idempotency-Key header, also under concurrency", async () => {
+    const body = { content: "The VPN endpoint is vpn.example.com", type: "bookmark" };
+    const first = await createOne(body, { "idempotency-key": "retry-1" });
+    await agent("DELETE", `${memories}/${first.ids[0]}`);
+    // The retry answers what the first call answered, even though the memory is gone since: no second write.
+    const retry = await createOne(body, { "idempotency-key": "retry-1" });
+    expect(retry).toEqual(first);
+    expect(await rows(body.content)).toBe(0);
+
+    const changed = await agent("POST", memories, { ...body, type: "fact" }, { "idempotency-key": "retry-1" });
+    expect(changed.status).toBe(400);
+    expect(changed.body.error.details).toEqual({ field: "Idempotency-Key", rule: "reused" });
+    const malformed = await agent("POST", memories, body, { "idempotency-key": "é".repeat(3) });
+    expect(malformed.body.error.details).toEqual({ field: "Idempotency-Key", rule: "format" });
+
+    const concurrent = { memories: [{ content: "Sprint demo is on Thursday", type: "fact" }, { content: "Demo room is Atlas", type: "fact" }] };
+    const answers = await Promise.all(Array.from({ length: 6 }, () => agent("POST", memories, concurrent, { "idempotency-key": "burst-7" })));
+    for (const a of answers) {
+      expect(a.status).toBe(200);
+      expect(a.body).toEqual(answers[0]!.body);
+    }
+    expect(await rows("Sprint demo is on Thursday")).toBe(1);
+    // Keys belong to one API key: another key may use the same value.
+    const otherKey = rest(server.url, await server.createKey("acme", "agent-1"));
+    const fresh = await otherKey("POST", memories, { content: "Lunch is at noon", type: "fact" }, { "idempotency-key": "burst-7" });
+    expect(fresh.status).toBe(200);
+    expect(fresh.body.ids[0]).not.toBe(answers[0]!.body.ids[0]);
+  });
+
+  it("serves idempotency and contradictions over gRPC and Connect", async () => {
+    const key = await server.createKey("acme", "agent-1");
+    const grpc = grpcClient(server.url, "MemoryService", key);
+    try {
+      const request = { content: "The build server runs Ubuntu 22.04", type: "MEMORY_TYPE_FACT" };
+      const one = await grpc.call("createMemories", request, { "idempotency-key": "grpc-1" });
+      const two = await grpc.call("createMemories", request, { "idempotency-key": "grpc-1" });
+      expect(two).toEqual(one);
+      expect(await rows(request.content)).toBe(1);
+      const connect = createClient(MemoryService, createConnectTransport({ baseUrl: server.url, httpVersion: "1.1" }));
+      const newer = await connect.createMemories(
+        { content: "The build server runs Ubuntu 24.04", type: 1 },
+        { headers: { authorization: `Bearer ${key}`, "idempotency-key": "connect-1" } },
+      );
+      expect(newer.contradictions.map((c) => c.conflictsWith)).toEqual([(one.ids as string[])[0]]);
+      const older = (await grpc.call("getMemory", { id: (one.ids as string[])[0] })) as { state: string; supersededBy: string };
+      expect(older).toMatchObject({ state: "MEMORY_STATE_SHADOWED", supersededBy: newer.ids[0] });
+    } finally {
+      grpc.close();
+    }
+  });
+
+  it("recalls without shadowed memories by default, with them on request, and shows what each item superseded", async () => {
+    const old = (await createOne({ content: "The user's favourite editor colour scheme is Solarized", type: "preference" })).ids[0];
+    const current = (await createOne({ content: "The user's favourite editor colour scheme is Dracula", type: "preference" })).ids[0];
+    const query = { query: "favourite editor colour scheme", searchMode: "keyword", limit: 10 };
+    const body = await recall(query);
+    const ids = body.memories.map((m: { id: string }) => m.id);
+    expect(ids).toContain(current);
+    expect(ids).not.toContain(old);
+    expect(body.receipt.filtered.shadowed).toBe(1);
+    const item = body.memories.find((m: { id: string }) => m.id === current);
+    expect(item.supersedes).toEqual([
+      { memoryId: old, snippet: "The user's favourite editor colour scheme is Solarized", supersededAt: (await get(old)).supersededAt },
+    ]);
+
+    const withShadowed = await recall({ ...query, includeShadowed: true });
+    const shadowed = withShadowed.memories.find((m: { id: string }) => m.id === old);
+    expect(shadowed.why.validityState).toBe("shadowed");
+    expect(withShadowed.receipt.filtered.shadowed).toBe(0);
+    const trace = await agent("GET", `/api/v1/agent/recall/traces/${body._meta.traceId}`);
+    expect(trace.body.candidates.find((c: { id: string }) => c.id === old).outcome).toBe("shadowed");
+
+    const noReceipt = await recall({ ...query, includeReceipt: false });
+    expect(noReceipt.memories.find((m: { id: string }) => m.id === current).supersedes).toEqual([]);
+  });
+
+  it("recalls the latest version and keeps earlier ones readable; expired memories leave recall", async () => {
+    const id = (await createOne({ content: "The release codename is Falcon", type: "fact" })).ids[0];
+    await agent("PATCH", `${memories}/${id}`, { content: "The release codename is Osprey" });
+    const versions = (await agent("GET", `${memories}/${id}/versions`)).body.versions;
+    expect(versions.map((v: { version: number; content: string }) => [v.version, v.content])).toEqual([
+      [1, "The release codename is Falcon"],
+      [2, "The release codename is Osprey"],
+    ]);
+    expect((await agent("GET", `${memories}/${id}?version=1`)).body.content).toBe("The release codename is Falcon");
+    const byNew = await recall({ query: "Osprey", searchMode: "keyword" });
+    expect(byNew.memories.map((m: { id: string; content: string }) => [m.id, m.content])).toEqual([[id, "The release codename is Osprey"]]);
+    expect((await recall({ query: "Falcon", searchMode: "keyword" })).memories).toEqual([]);
+    const semantic = await recall({ query: "release codename", searchMode: "semantic", limit: 3 });
+    expect(semantic.memories.find((m: { id: string }) => m.id === id)?.content).toBe("The release codename is Osprey");
+
+    const expired = (await createOne({ content: "The hackathon venue is Hall B", type: "fact", validFrom: "2020-01-01", validUntil: "2020-02-01" })).ids[0];
+    const now = await recall({ query: "hackathon venue", searchMode: "keyword" });
+    expect(now.memories.map((m: { id: string }) => m.id)).not.toContain(expired);
+    const kept = await recall({ query: "hackathon venue", searchMode: "keyword", includeExpired: true });
+    expect(kept.memories.find((m: { id: string }) => m.id === expired).why.validityState).toBe("expired");
+  });
+});
+
+describe("contradiction judge (OpenAI-compatible chat API)", () => {
+  let server: TestServer;
+  let judge: Server;
+  let agent: Rest;
+  let mode: "agree" | "disagree" | "fail" | "hang" = "agree";
+  const requests: Array<{ model: string; messages: Array<{ content: string }> }> = [];
+
+  beforeAll(async () => {
+    judge = createServer((req, res) => {
+      let raw = "";
+      req.on("data", (c) => (raw += c));
+      req.on("end", () => {
+        const body = JSON.parse(raw);
+        requests.push(body);
+        if (mode === "hang") return;
+        if (mode === "fail") {
+          res.writeHead(500).end("boom");
+          return;
+        }
+        const pairs = (body.messages[1].content.match(/^\d+\. OLDER/gm) ?? []).length;
+        const verdicts = Array.from({ length: pairs }, (_, i) => ({ pair: i + 1, contradiction: mode === "agree", reason: `judged ${mode}` }));
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(JSON.stringify({ choices: [{ message: { role: "assistant", content: JSON.stringify({ verdicts }) } }] }));
+      });
+    });
+    await new Promise<void>((resolve) => judge.listen(0, "127.0.0.1", resolve));
+    const { port } = judge.address() as AddressInfo;
+    server = await startTestServer("pglite", {
+      CONTRADICTION_JUDGE_URL: `http://127.0.0.1:${port}/v1`,
+      CONTRADICTION_JUDGE_MODEL: "judge-model",
+      CONTRADICTION_JUDGE_TIMEOUT_MS: "300",
+      // The judge failures below are logged as warnings on purpose.
+      LOG_LEVEL: "error",
+    });
+    agent = rest(server.url, await server.createKey("acme", "agent-1"));
+  });
+  afterAll(async () => {
+    await server?.close();
+    judge?.closeAllConnections();
+    await new Promise((resolve) => judge?.close(resolve));
+  });
+
+  const pair = async (older: string, newer: string) => {
+    const a = await agent("POST", "/api/v1/agent/memories", { content: older, type: "fact" });
+    const b = await agent("POST", "/api/v1/agent/memories", { content: newer, type: "fact" });
+    expect(b.status).toBe(200);
+    const olderState = (await agent("GET", `/api/v1/agent/memories/${a.body.ids[0]}`)).body.state;
+    return { contradictions: b.body.contradictions, olderState };
+  };
+
+  it("confirms offline verdicts and reports its reason", async () => {
+    mode = "agree";
+    const { contradictions, olderState } = await pair("The user lives in Oslo", "The user lives in Bergen");
+    expect(contradictions).toEqual([expect.objectContaining({ reason: "judge: judged agree", score: 0.9 })]);
+    expect(olderState).toBe("shadowed");
+    const last = requests.at(-1)!;
+    expect(last.model).toBe("judge-model");
+    expect(last.messages[1]!.content).toContain('OLDER: "The user lives in Oslo"');
+  });
+
+  it("overrides an offline verdict it disagrees with", async () => {
+    mode = "disagree";
+    const { contradictions, olderState } = await pair("The cafe opens at 8am", "The cafe opens at 9am");
+    expect(contradictions).toEqual([]);
+    expect(olderState).toBe("active");
+  });
+
+  it.each(["fail", "hang"] as const)("never fails the write when the judge does (%s): the offline verdict stands", async (m) => {
+    mode = m;
+    const { contradictions, olderState } = await pair(`The ${m} server port is 8080`, `The ${m} server port is 9090`);
+    expect(contradictions).toEqual([expect.objectContaining({ reason: "different number: 8080 → 9090" })]);
+    expect(olderState).toBe("shadowed");
+  });
+});
