@@ -62,7 +62,9 @@ export async function startApp(config: Config): Promise<App> {
   const opened: Array<{ close(): Promise<void> }> = [db];
   try {
     await migrate(db);
-    const embedder: Embedder = cachingEmbedder(await createEmbedder(config), config.EMBEDDING_WRITE_CACHE_SIZE);
+    const model = await createEmbedder(config);
+    // Written texts are embedded on the write path and again by the indexer; queries have their own cache.
+    const embedder: Embedder = cachingEmbedder(model, config.EMBEDDING_WRITE_CACHE_SIZE);
     opened.unshift(embedder);
     const vectors = await openVectorIndex(config, db, embedder.info.dimensions);
     opened.unshift(vectors);
@@ -86,7 +88,7 @@ export async function startApp(config: Config): Promise<App> {
     const recall = recallService({
       db,
       vectors,
-      embedQuery: cachedQueryEmbedder(embedder, config.EMBEDDING_CACHE_SIZE),
+      embedQuery: cachedQueryEmbedder(model, config.EMBEDDING_CACHE_SIZE),
       traces,
       receiptsEnabled: config.RECEIPTS_ENABLED,
       usage,

@@ -1,4 +1,5 @@
 import type { Embedder } from "./embedder.js";
+import { Lru } from "./lru.js";
 
 /** Embeds one query text. */
 export type EmbedQuery = (text: string) => Promise<Float32Array>;
@@ -11,21 +12,13 @@ export type EmbedQuery = (text: string) => Promise<Float32Array>;
 export function cachedQueryEmbedder(embedder: Embedder, size: number): EmbedQuery {
   const embedOne = async (text: string) => (await embedder.embed([text]))[0]!;
   if (size <= 0) return embedOne;
-  const cache = new Map<string, Promise<Float32Array>>();
+  const cache = new Lru<string, Promise<Float32Array>>(size);
   return (text) => {
     const hit = cache.get(text);
-    if (hit) {
-      // Re-inserting moves the entry to the end: Map iteration order is the recency order.
-      cache.delete(text);
-      cache.set(text, hit);
-      return hit;
-    }
+    if (hit) return hit;
     const pending = embedOne(text);
     cache.set(text, pending);
-    pending.catch(() => {
-      if (cache.get(text) === pending) cache.delete(text);
-    });
-    if (cache.size > size) cache.delete(cache.keys().next().value!);
+    pending.catch(() => cache.deleteIf(text, pending));
     return pending;
   };
 }

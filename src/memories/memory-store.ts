@@ -186,15 +186,19 @@ export async function saveNewVersion(sql: Sql, next: MemoryRecord): Promise<void
  * ids that returned to active.
  */
 export async function deleteMemory(sql: Sql, id: string): Promise<string[]> {
+  // The restored memories are queued too, so the index's state column follows.
   const rows = await sql.query<{ id: string; state: string }>(
     `with deleted as (delete from memories where id = $1 returning id, superseded_by),
-     queued as (insert into index_outbox (memory_id) select id from deleted)
-     update memories m set
-       state = case when d.superseded_by is null then 'active' else 'shadowed' end,
-       superseded_by = d.superseded_by,
-       superseded_at = case when d.superseded_by is null then null else m.superseded_at end
-     from deleted d where m.superseded_by = d.id
-     returning m.id, m.state`,
+     queued as (insert into index_outbox (memory_id) select id from deleted),
+     changed as (
+       update memories m set
+         state = case when d.superseded_by is null then 'active' else 'shadowed' end,
+         superseded_by = d.superseded_by,
+         superseded_at = case when d.superseded_by is null then null else m.superseded_at end
+       from deleted d where m.superseded_by = d.id
+       returning m.id, m.state),
+     requeued as (insert into index_outbox (memory_id) select id from changed)
+     select id, state from changed`,
     [id],
   );
   return rows.filter((r) => r.state === "active").map((r) => r.id);
@@ -210,11 +214,16 @@ export interface Shadowing {
 /** Shadows memories of a workspace in one statement; returns the ids actually shadowed. */
 export async function shadowMemories(sql: Sql, workspaceId: string, shadowings: readonly Shadowing[], at: Date): Promise<Set<string>> {
   if (shadowings.length === 0) return new Set();
+  // Queued for indexing in the same statement, so the index's state column follows and recall's
+  // prefilter leaves shadowed memories out of the candidate pool.
   const rows = await sql.query<{ id: string }>(
-    `update memories m set state = 'shadowed', superseded_by = s.by, superseded_at = $3
-     from jsonb_to_recordset($1::jsonb) as s(id text, by text, force boolean)
-     where m.id = s.id and m.workspace_id = $2 and m.id <> s.by and (s.force or m.state = 'active')
-     returning m.id`,
+    `with shadowed as (
+       update memories m set state = 'shadowed', superseded_by = s.by, superseded_at = $3
+       from jsonb_to_recordset($1::jsonb) as s(id text, by text, force boolean)
+       where m.id = s.id and m.workspace_id = $2 and m.id <> s.by and (s.force or m.state = 'active')
+       returning m.id),
+     queued as (insert into index_outbox (memory_id) select id from shadowed)
+     select id from shadowed`,
     [JSON.stringify(shadowings), workspaceId, at],
   );
   return new Set(rows.map((r) => r.id));

@@ -130,7 +130,10 @@ describe.each(backends)("plan quotas, cost ceiling and stats (%s)", (backend) =>
     expect(tokens).toBeGreaterThan(10);
     expect(tokens).toBeLessThanOrEqual(20);
     expect((await call("POST", "/api/v1/agent/memories", fact(text))).status).toBe(200);
-    const refused = await call("POST", "/api/v1/agent/memories", fact(text));
+    // Another text: the same one again would be a duplicate, which writes and costs nothing.
+    const other = "The production database is backed up to cold storage every Sunday at noon by the platform team.";
+    expect(countTokens(other)).toBeGreaterThan(30 - tokens);
+    const refused = await call("POST", "/api/v1/agent/memories", fact(other));
     expect(refused.status).toBe(402);
     expect(refused.body.error).toMatchObject({ code: "cost_ceiling", details: { limit: "costUnitsPerMonth", plan: "cheap" } });
     expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);

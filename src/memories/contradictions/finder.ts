@@ -9,9 +9,9 @@ import { statementOf, type Statement } from "./statement.js";
 import { batchContradictions } from "./within-batch.js";
 
 // Finds what a write contradicts. Candidates are the active memories sharing a container with a new
-// memory that are nearest by embedding (one multi-vector search for the whole write) or share its words
-// (one full-text query for the whole write); the rules then decide each pair, and the judge, when
-// configured, re-decides the doubtful ones. A bounded number of queries per write, whatever its size.
+// memory that are nearest by embedding (one multi-vector search for the whole write) or best match its
+// words (the index's keyword search, and Postgres for memories not indexed yet); the rules then decide
+// each pair, and the judge, when configured, re-decides the doubtful ones.
 
 export interface NewMemory {
   id: string;
@@ -44,13 +44,16 @@ const judgeSimilarity = 0.8;
 /** At most this many pairs per write go to the judge, most doubtful first. */
 const judgeMaxPairs = 20;
 
-// Any query word may match (OR), ranked by ts_rank: plainto_tsquery joins the words with AND.
-const lexicalSql = `
+// Memories still waiting for the index (in the outbox) are not found by its searches yet: for them, the
+// new memory's words are matched in Postgres (any word, ranked by ts_rank), driven by the outbox so the
+// cost follows the indexing backlog, not the container's size.
+const pendingSql = `
+with pending as materialized (select distinct memory_id as id from index_outbox)
 select i.idx, c.id
 from jsonb_to_recordset($1::jsonb) as i(idx int, content text, containers text[], self text)
 cross join lateral (select replace(plainto_tsquery('english', i.content)::text, ' & ', ' | ') as q) t
 cross join lateral (
-  select m.id from memories m
+  select m.id from pending p join memories m on m.id = p.id
   where t.q <> '' and m.workspace_id = $2 and m.state = 'active' and m.containers && i.containers and m.id <> i.self
     and m.tsv @@ t.q::tsquery
   order by ts_rank(m.tsv, t.q::tsquery) desc, m.id desc
@@ -92,11 +95,18 @@ export function createContradictionFinder(opts: FinderOptions): ContradictionFin
     }
   }
 
+  /**
+   * The best word matches of each new memory: from the index's BM25 search (one per new memory, run
+   * concurrently), plus memories not indexed yet, from Postgres. States are re-checked below.
+   */
   async function lexical(workspaceId: string, memories: readonly NewMemory[]): Promise<string[][]> {
     const input = memories.map((m, idx) => ({ idx, content: m.content, containers: m.containers, self: m.id }));
-    const rows = await opts.db.query<{ idx: number; id: string }>(lexicalSql, [JSON.stringify(input), workspaceId, opts.candidates]);
-    const out: string[][] = memories.map(() => []);
-    for (const r of rows) out[r.idx]!.push(r.id);
+    const [indexed, pending] = await Promise.all([
+      Promise.all(memories.map((m) => opts.vectors.keywordSearch(m.content, { workspaceId, containers: m.containers }, opts.candidates + 1))),
+      opts.db.query<{ idx: number; id: string }>(pendingSql, [JSON.stringify(input), workspaceId, opts.candidates]),
+    ]);
+    const out = indexed.map((hits, i) => hits.filter((h) => h.id !== memories[i]!.id).map((h) => h.id));
+    for (const r of pending) out[r.idx]!.push(r.id);
     return out;
   }
 
