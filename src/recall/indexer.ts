@@ -11,11 +11,15 @@ export interface IndexerOptions {
   batchSize: number;
   /** How often to look for work queued by other nodes or left by failures. */
   pollMs: number;
-  /** Fold new vectors into the ANN index after this many writes. */
+  /** Fold new rows into the ANN and full-text indexes after this many writes… */
   optimizeEvery: number;
+  /** …or once the queue is empty, at most this often. */
+  idleOptimizeMs: number;
 }
 
-export const defaultIndexerOptions: IndexerOptions = { batchSize: 64, pollMs: 1000, optimizeEvery: 2000 };
+// Rows written since the last optimize are searched by a scan: at 100k memories, 1,633 such rows made
+// keyword search p50 17 ms against 4 ms with none.
+export const defaultIndexerOptions: IndexerOptions = { batchSize: 64, pollMs: 1000, optimizeEvery: 1000, idleOptimizeMs: 10_000 };
 
 interface PreparedBatch {
   /** Outbox sequence numbers the batch completes. */
@@ -30,6 +34,7 @@ export function createIndexer(db: Database, vectors: VectorIndex, embedder: Embe
   let again = false;
   let writesSinceOptimize = 0;
   let optimizing: Promise<void> | undefined;
+  let lastOptimize = 0;
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
 
@@ -57,16 +62,20 @@ export function createIndexer(db: Database, vectors: VectorIndex, embedder: Embe
     if (batch.gone.length > 0) await vectors.delete(batch.gone);
     await db.query("delete from index_outbox where seq = any($1::bigint[])", [batch.seqs]);
     writesSinceOptimize += batch.records.length + batch.gone.length;
-    if (writesSinceOptimize >= opts.optimizeEvery && !optimizing) {
-      writesSinceOptimize = 0;
-      // In the background: indexing goes on while new rows are folded into the ANN and full-text indexes.
-      optimizing = optimize()
-        .catch((err: unknown) => log.warn({ err }, "index optimize failed; it is retried after the next writes"))
-        .finally(() => {
-          optimizing = undefined;
-        });
-    }
+    if (writesSinceOptimize >= opts.optimizeEvery) optimizeInBackground();
     return batch.seqs.length;
+  }
+
+  /** Indexing goes on while new rows are folded into the ANN and full-text indexes. */
+  function optimizeInBackground(): void {
+    if (optimizing || stopped) return;
+    writesSinceOptimize = 0;
+    lastOptimize = Date.now();
+    optimizing = optimize()
+      .catch((err: unknown) => log.warn({ err }, "index optimize failed; it is retried after the next writes"))
+      .finally(() => {
+        optimizing = undefined;
+      });
   }
 
   async function optimize(): Promise<void> {
@@ -118,6 +127,7 @@ export function createIndexer(db: Database, vectors: VectorIndex, embedder: Embe
         again = false;
         total += await drainOnce();
       } while (again && !stopped);
+      if (writesSinceOptimize > 0 && Date.now() - lastOptimize >= opts.idleOptimizeMs) optimizeInBackground();
       return total;
     })().finally(() => {
       running = undefined;
