@@ -18,7 +18,7 @@ import { memoryGrpcClient } from "./lib/grpc.js";
 import { postJson } from "./lib/http-json.js";
 import { formatTable, writeJson, type RunInfo } from "./lib/report.js";
 import { restLoad } from "./lib/rest-load.js";
-import { onCleanUp, runBench, stopAfter } from "./lib/run.js";
+import { onCleanUp, positiveOption, runBench, stopAfter } from "./lib/run.js";
 import { scratchDatabase } from "./lib/scratch-database.js";
 import { startServer } from "./lib/server.js";
 import { Recorder, type PhaseResult } from "./lib/stats.js";
@@ -47,16 +47,11 @@ function parseOptions(argv: string[]) {
       timeout: { type: "string", default: "300" },
     },
   });
-  const positive = (name: string, text: string) => {
-    const n = Number(text);
-    if (!Number.isInteger(n) || n <= 0) throw new Error(`--${name} must be a positive integer, got "${text}"`);
-    return n;
-  };
   return {
-    durationS: positive("duration", values.duration),
-    connections: positive("connections", values.connections),
+    durationS: positiveOption("duration", values.duration),
+    connections: positiveOption("connections", values.connections),
     databaseUrl: values["database-url"] ?? (process.env.BENCH_DATABASE_URL || undefined),
-    timeoutS: positive("timeout", values.timeout),
+    timeoutS: positiveOption("timeout", values.timeout),
   };
 }
 

@@ -37,7 +37,7 @@ import { startServer, type BenchServer } from "./lib/server.js";
 import { Recorder, type PhaseResult } from "./lib/stats.js";
 import { syntheticMemory, syntheticQueries } from "./lib/synthetic.js";
 import { alignedTable } from "./lib/table.js";
-import { onCleanUp, runBench, stopAfter } from "./lib/run.js";
+import { onCleanUp, positiveOption, runBench, stopAfter } from "./lib/run.js";
 
 const batchSize = 100;
 const ingestConcurrency = 4;
@@ -67,20 +67,15 @@ function parseOptions(argv: string[]): Options {
       timeout: { type: "string", default: "1800" },
     },
   });
-  const positive = (name: string, text: string) => {
-    const n = Number(text);
-    if (!Number.isInteger(n) || n <= 0) throw new Error(`--${name} must be a positive integer, got "${text}"`);
-    return n;
-  };
   return {
     sizes: values.sizes
       .split(",")
-      .map((s) => positive("sizes", s.trim()))
+      .map((s) => positiveOption("sizes", s.trim()))
       .sort((a, b) => a - b),
-    durationS: positive("duration", values.duration),
-    concurrency: positive("concurrency", values.concurrency),
-    budgetS: positive("budget", values.budget),
-    timeoutS: positive("timeout", values.timeout),
+    durationS: positiveOption("duration", values.duration),
+    concurrency: positiveOption("concurrency", values.concurrency),
+    budgetS: positiveOption("budget", values.budget),
+    timeoutS: positiveOption("timeout", values.timeout),
   };
 }
 

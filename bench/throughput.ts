@@ -19,7 +19,7 @@ import { restLoad, type RestLoad } from "./lib/rest-load.js";
 import { scratchDatabase } from "./lib/scratch-database.js";
 import { startServer } from "./lib/server.js";
 import { Recorder, type PhaseInfo, type PhaseResult } from "./lib/stats.js";
-import { onCleanUp, runBench, stopAfter } from "./lib/run.js";
+import { onCleanUp, positiveOption, runBench, stopAfter } from "./lib/run.js";
 
 const batchSize = 100; // the server's maximum
 const warmupS = 3;
@@ -45,20 +45,15 @@ function parseOptions(argv: string[]): Options {
       timeout: { type: "string", default: "600" },
     },
   });
-  const positive = (name: string, text: string) => {
-    const n = Number(text);
-    if (!Number.isInteger(n) || n <= 0) throw new Error(`--${name} must be a positive integer, got "${text}"`);
-    return n;
-  };
   return {
-    durationS: positive("duration", values.duration),
-    connections: positive("connections", values.connections),
+    durationS: positiveOption("duration", values.duration),
+    connections: positiveOption("connections", values.connections),
     sizes: values.sizes
       .split(",")
-      .map((s) => positive("sizes", s.trim()))
+      .map((s) => positiveOption("sizes", s.trim()))
       .sort((a, b) => a - b),
     databaseUrl: values["database-url"] ?? (process.env.BENCH_DATABASE_URL || undefined),
-    timeoutS: positive("timeout", values.timeout),
+    timeoutS: positiveOption("timeout", values.timeout),
   };
 }
 

@@ -41,3 +41,10 @@ export function runBench(main: () => Promise<number>): void {
     },
   );
 }
+
+/** A command-line option that must be a positive integer. */
+export function positiveOption(name: string, text: string): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n <= 0) throw new Error(`--${name} must be a positive integer, got "${text}"`);
+  return n;
+}
