@@ -9,14 +9,13 @@
 // Without --database-url the server uses PGlite, and the postgres limiter keeps its buckets in PGlite.
 // Results are printed and written to bench/results/rate-limits-<backend>.json.
 
-import { availableParallelism, cpus, loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { closedLoop } from "./lib/closed-loop.js";
 import { memoryInput } from "./lib/content.js";
 import { memoryGrpcClient } from "./lib/grpc.js";
 import { postJson } from "./lib/http-json.js";
-import { formatTable, writeJson, type RunInfo } from "./lib/report.js";
+import { formatTable, runInfoOf, writeJson } from "./lib/report.js";
 import { restLoad } from "./lib/rest-load.js";
 import { onCleanUp, positiveOption, runBench, stopAfter } from "./lib/run.js";
 import { scratchDatabase } from "./lib/scratch-database.js";
@@ -107,17 +106,8 @@ async function measure(options: Options, store: (typeof stores)[number]): Promis
 async function main(): Promise<number> {
   const options = parseOptions(process.argv.slice(2));
   stopAfter(options.timeoutS);
-  const backend: RunInfo["backend"] = options.databaseUrl ? "postgres" : "pglite";
-  const run: RunInfo = {
-    backend,
-    cores: availableParallelism(),
-    node: process.version,
-    cpu: cpus()[0]?.model ?? "unknown",
-    loadAvg1m: loadavg()[0]!,
-    durationS: options.durationS,
-    connections: options.connections,
-    startedAt: new Date().toISOString(),
-  };
+  const run = runInfoOf(options);
+  const { backend } = run;
   const results: PhaseResult[] = [];
   for (const store of stores) {
     console.error(`starting the server (${backend}, RATE_LIMIT_STORE=${store})…`);

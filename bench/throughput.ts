@@ -7,14 +7,13 @@
 // time create (REST, gRPC) and batch create (REST). Writes come last so the get phases see exactly the
 // seeded sizes. Results are printed and written to bench/results/throughput-<backend>.json.
 
-import { availableParallelism, cpus, loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { CallFailure, closedLoop } from "./lib/closed-loop.js";
 import { memoryInput } from "./lib/content.js";
 import { memoryGrpcClient, type MemoryGrpc } from "./lib/grpc.js";
 import { postJson } from "./lib/http-json.js";
-import { formatTable, writeJson, type RunInfo } from "./lib/report.js";
+import { formatTable, runInfoOf, writeJson } from "./lib/report.js";
 import { restLoad, type RestLoad } from "./lib/rest-load.js";
 import { scratchDatabase } from "./lib/scratch-database.js";
 import { startServer } from "./lib/server.js";
@@ -197,17 +196,8 @@ async function main(): Promise<number> {
   const options = parseOptions(process.argv.slice(2));
   stopAfter(options.timeoutS);
 
-  const backend: RunInfo["backend"] = options.databaseUrl ? "postgres" : "pglite";
-  const run: RunInfo = {
-    backend,
-    cores: availableParallelism(),
-    node: process.version,
-    cpu: cpus()[0]?.model ?? "unknown",
-    loadAvg1m: loadavg()[0]!,
-    durationS: options.durationS,
-    connections: options.connections,
-    startedAt: new Date().toISOString(),
-  };
+  const run = runInfoOf(options);
+  const { backend } = run;
   const database = options.databaseUrl ? await scratchDatabase(options.databaseUrl) : undefined;
   if (database) onCleanUp(database.drop);
   console.error(`starting the server (${backend})…`);

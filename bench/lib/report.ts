@@ -1,3 +1,4 @@
+import { availableParallelism, cpus, loadavg } from "node:os";
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { PhaseResult } from "./stats.js";
@@ -12,6 +13,20 @@ export interface RunInfo {
   durationS: number;
   connections: number;
   startedAt: string;
+}
+
+/** What a throughput run ran on, read once before its first phase. */
+export function runInfoOf(options: { databaseUrl: string | undefined; durationS: number; connections: number }): RunInfo {
+  return {
+    backend: options.databaseUrl ? "postgres" : "pglite",
+    cores: availableParallelism(),
+    node: process.version,
+    cpu: cpus()[0]?.model ?? "unknown",
+    loadAvg1m: loadavg()[0]!,
+    durationS: options.durationS,
+    connections: options.connections,
+    startedAt: new Date().toISOString(),
+  };
 }
 
 export const caveat =
