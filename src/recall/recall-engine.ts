@@ -83,18 +83,17 @@ export async function runRecall(deps: RecallEngineDeps, q: RecallQuery, access: 
           embedMs = performance.now() - started;
           return v;
         });
-  const keywordHits = q.mode === "semantic" ? ([] as KeywordHit[]) : deps.vectors.keywordSearch(q.query, filter, pool);
-  const [semanticHits, keywordList, vector] = await Promise.all([
+  const [semanticHits, keywordHits, vector] = await Promise.all([
     queryVector ? queryVector.then((v) => deps.vectors.search(v, filter, pool)) : ([] as VectorHit[]),
-    keywordHits,
+    q.mode === "semantic" ? ([] as KeywordHit[]) : deps.vectors.keywordSearch(q.query, filter, pool),
     queryVector,
   ]);
 
   const cosineById = new Map(semanticHits.map((h) => [h.id, h.similarity]));
-  const bm25ById = new Map(keywordList.map((h) => [h.id, h.bm25]));
+  const bm25ById = new Map(keywordHits.map((h) => [h.id, h.bm25]));
   // A keyword-only hit is scored by its cosine too, from the vector the keyword search returned.
   const keywordOnly: string[] = [];
-  for (const h of keywordList) {
+  for (const h of keywordHits) {
     if (cosineById.has(h.id)) continue;
     keywordOnly.push(h.id);
     if (vector) cosineById.set(h.id, cosine(vector, h.vector));

@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { Sql } from "../../db/database.js";
 import type { Embedder } from "../../embeddings/embedder.js";
+import { cosine } from "../../recall/scoring.js";
 import type { VectorIndex } from "../../recall/vector/vector-index.js";
 import { findActiveMemories } from "../memory-store.js";
 import type { Judge } from "./judge.js";
@@ -79,8 +80,6 @@ interface Pair {
   verdict: Verdict | null;
 }
 
-const dot = (a: Float32Array, b: Float32Array) => a.reduce((sum, v, i) => sum + v * b[i]!, 0);
-
 export type ContradictionFinder = (workspaceId: string, memories: readonly NewMemory[]) => Promise<FoundContradiction[]>;
 
 export function createContradictionFinder(opts: FinderOptions): ContradictionFinder {
@@ -154,8 +153,8 @@ export function createContradictionFinder(opts: FinderOptions): ContradictionFin
     });
     const subjects = memories.map((m) => ({ content: m.content, containers: m.containers, statement: statement(m.content) }));
     for (const { older, newer, verdict } of batchContradictions(subjects)) {
-      const cosine = vectors ? dot(vectors[older]!, vectors[newer]!) : 0;
-      pairs.push({ newer, newerContent: memories[newer]!.content, olderId: memories[older]!.id, olderContent: memories[older]!.content, cosine, verdict });
+      const similarity = vectors ? cosine(vectors[older]!, vectors[newer]!) : 0;
+      pairs.push({ newer, newerContent: memories[newer]!.content, olderId: memories[older]!.id, olderContent: memories[older]!.content, cosine: similarity, verdict });
     }
     await judge(pairs);
     return pairs.flatMap((p) =>
