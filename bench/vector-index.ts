@@ -17,9 +17,9 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { openPglite } from "../src/db/pglite.js";
-import { openLanceIndex } from "../src/recall/vector/lancedb-index.js";
-import { openPgvectorIndex } from "../src/recall/vector/pgvector-index.js";
-import type { VectorFilter, VectorIndex, VectorRecord } from "../src/recall/vector/vector-index.js";
+import { openLanceIndex } from "../src/search/vector/lancedb-index.js";
+import { openPgvectorIndex } from "../src/search/vector/pgvector-index.js";
+import type { VectorFilter, VectorIndex, VectorRecord } from "../src/search/vector/vector-index.js";
 
 const dims = 512;
 const batchSize = 1000;

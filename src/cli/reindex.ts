@@ -4,9 +4,9 @@ import { loadConfig } from "../config.js";
 import { openDatabase } from "../db/database.js";
 import { migrate } from "../db/migrations.js";
 import { createEmbedder } from "../embeddings/create-embedder.js";
-import { describeModel, readIndexState, sameModel, writeIndexState } from "../recall/index-state.js";
-import { createIndexer } from "../recall/indexer.js";
-import { openVectorIndex } from "../recall/vector/open-vector-index.js";
+import { describeModel, readIndexState, sameModel, writeIndexState } from "../search/index-state.js";
+import { createIndexer } from "../search/indexer.js";
+import { openVectorIndex } from "../search/vector/open-vector-index.js";
 
 /**
  * Re-embeds every memory with the configured model. Resumable: every memory is queued in the index

@@ -16,7 +16,7 @@ import {
   type ValidityState,
 } from "./scoring.js";
 import { countTokens } from "./tokens.js";
-import type { KeywordHit, VectorFilter, VectorHit, VectorIndex } from "./vector/vector-index.js";
+import type { KeywordHit, VectorFilter, VectorHit, VectorIndex } from "../search/vector/vector-index.js";
 
 export type Outcome =
   | "returned"

@@ -23,7 +23,7 @@ import { containerName, isoInstant, parseOrThrow } from "../validation.js";
 import { runRecall, type RecallEngineDeps, type RecallResult, type ScoredCandidate } from "./recall-engine.js";
 import { parseRecallRequest, type RecallQuery } from "./recall-rules.js";
 import type { TraceRecord, TraceStore } from "./trace-store.js";
-import type { VectorFilter } from "./vector/vector-index.js";
+import type { VectorFilter } from "../search/vector/vector-index.js";
 
 export interface RecallServiceDeps extends RecallEngineDeps {
   traces: TraceStore;

@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from "fastify";
 import type { Sql } from "../../db/database.js";
 import type { Embedder } from "../../embeddings/embedder.js";
 import { cosine } from "../../recall/scoring.js";
-import type { VectorIndex } from "../../recall/vector/vector-index.js";
+import type { VectorIndex } from "../../search/vector/vector-index.js";
 import { findActiveMemories } from "../memory-store.js";
 import type { Judge } from "./judge.js";
 import { compareStatements, type Verdict } from "./rules.js";

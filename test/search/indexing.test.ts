@@ -8,8 +8,8 @@ import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startApp } from "../../src/app.js";
 import { loadConfig } from "../../src/config.js";
-import { createIndexer } from "../../src/recall/indexer.js";
-import type { VectorIndex } from "../../src/recall/vector/vector-index.js";
+import { createIndexer } from "../../src/search/indexer.js";
+import type { VectorIndex } from "../../src/search/vector/vector-index.js";
 import { adminKey, rest, startTestServer, type TestServer } from "../support/test-server.js";
 
 /** Same vector for every text: these tests are about what reaches the index, not about similarity. */

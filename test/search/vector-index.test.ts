@@ -6,10 +6,10 @@ import { connect } from "@lancedb/lancedb";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Database } from "../../src/db/database.js";
 import { openPglite } from "../../src/db/pglite.js";
-import { openLanceIndex } from "../../src/recall/vector/lancedb-index.js";
-import { openPgvectorIndex } from "../../src/recall/vector/pgvector-index.js";
+import { openLanceIndex } from "../../src/search/vector/lancedb-index.js";
+import { openPgvectorIndex } from "../../src/search/vector/pgvector-index.js";
 import { cosine } from "../../src/recall/scoring.js";
-import type { VectorFilter, VectorIndex, VectorRecord } from "../../src/recall/vector/vector-index.js";
+import type { VectorFilter, VectorIndex, VectorRecord } from "../../src/search/vector/vector-index.js";
 
 const dims = 32;
 const repoRoot = path.resolve(import.meta.dirname, "../..");
@@ -460,8 +460,8 @@ describe("close()", () => {
     await writeFile(
       script,
       `import { openPglite } from ${src("db/pglite.ts")};
-       import { openLanceIndex } from ${src("recall/vector/lancedb-index.ts")};
-       import { openPgvectorIndex } from ${src("recall/vector/pgvector-index.ts")};
+       import { openLanceIndex } from ${src("search/vector/lancedb-index.ts")};
+       import { openPgvectorIndex } from ${src("search/vector/pgvector-index.ts")};
        const db = await openPglite("memory://", { vector: true });
        const indexes = [await openLanceIndex({ uri: ${JSON.stringify(path.join(dir, "lance"))}, dimensions: 2 }), await openPgvectorIndex(db, 2)];
        const r = { id: "mem_1", workspaceId: "w", containers: ["c"], type: "fact", tags: [], severity: null, confidence: 1,
