@@ -158,7 +158,7 @@ export function recallService(deps: RecallServiceDeps): ServiceImpl<typeof Recal
         totalMs: performance.now() - started,
         traceId: newId("trc"),
       });
-      deps.traces.record({
+      const traced = deps.traces.record({
         id: meta.traceId,
         workspaceId: principal.workspaceId,
         keyId: principal.keyId,
@@ -183,8 +183,11 @@ export function recallService(deps: RecallServiceDeps): ServiceImpl<typeof Recal
         embedMs: result.embedMs,
         createdAt: now,
       });
-      // What the returned memories replaced: one query for all of them, only with receipts.
-      const superseded = q.includeReceipt ? await findSuperseded(deps.db, scopeOf(principal), result.returned.map((c) => c.memory.id)) : [];
+      // What the returned memories replaced: one query for all of them, only with receipts, while the trace is written.
+      const [superseded] = await Promise.all([
+        q.includeReceipt ? findSuperseded(deps.db, scopeOf(principal), result.returned.map((c) => c.memory.id)) : [],
+        traced,
+      ]);
       const replacedBy = new Map<string, Superseded[]>();
       for (const s of superseded) replacedBy.set(s.supersededBy, [...(replacedBy.get(s.supersededBy) ?? []), s]);
       return {

@@ -49,8 +49,10 @@ const recordOf = (r: TraceRow): TraceRecord => ({
   createdAt: r.created_at,
 });
 
-// A container-scoped key sees only traces of recalls confined to its container.
-const visible = `t.workspace_id = $1 and ($2::text is null or t.containers <@ array[$2::text])`;
+// A container-scoped key sees only traces of recalls confined to its container. A recall over the whole
+// workspace is stored with no containers, and an empty array is contained in every array: hence the
+// cardinality check, without which every container's key could read workspace-wide traces.
+const visible = `t.workspace_id = $1 and ($2::text is null or (cardinality(t.containers) > 0 and t.containers <@ array[$2::text]))`;
 
 export interface TraceListQuery {
   container: string | null;
@@ -61,61 +63,80 @@ export interface TraceListQuery {
   limit: number;
 }
 
-/** Batches trace inserts off the recall path; reads flush first, so a node reads its own writes. */
-const flushDelayMs = 20;
-const flushBatch = 200;
+const rowOf = (t: TraceRecord) => ({
+  id: t.id,
+  workspace_id: t.workspaceId,
+  key_id: t.keyId,
+  containers: t.containers,
+  query: t.query,
+  request: t.request,
+  candidates: t.candidates,
+  returned_ids: t.returnedIds,
+  receipt: t.receipt,
+  meta: t.meta,
+  embed_ms: t.embedMs,
+  created_at: t.createdAt.toISOString(),
+});
 
+const insertSql = `insert into recall_traces select * from jsonb_populate_recordset(null::recall_traces, $1::jsonb)`;
+
+/** Traces per insert: bounds the statement's size (a trace holds up to 400 candidates). */
+const maxBatch = 100;
+
+interface Waiting {
+  trace: TraceRecord;
+  done: (err?: unknown) => void;
+}
+
+/**
+ * Writes traces by group commit: a recall answers only once its trace is durable. The traces of recalls
+ * that finish while a write is under way go together in the next insert, so under load a trace costs a
+ * share of one round trip. A failed batch is retried row by row, so one trace that cannot be written
+ * fails only its own recall, never another request's.
+ */
 export function createTraceStore(db: Database, log: FastifyBaseLogger) {
-  let pending: TraceRecord[] = [];
-  let timer: NodeJS.Timeout | undefined;
-  let inFlight: Promise<void> = Promise.resolve();
+  let pending: Waiting[] = [];
+  let writing: Promise<void> | undefined;
 
-  function flush(): Promise<void> {
-    clearTimeout(timer);
-    timer = undefined;
-    if (pending.length === 0) return inFlight;
-    const batch = pending;
-    pending = [];
-    const rows = batch.map((t) => ({
-      id: t.id,
-      workspace_id: t.workspaceId,
-      key_id: t.keyId,
-      containers: t.containers,
-      query: t.query,
-      request: t.request,
-      candidates: t.candidates,
-      returned_ids: t.returnedIds,
-      receipt: t.receipt,
-      meta: t.meta,
-      embed_ms: t.embedMs,
-      created_at: t.createdAt.toISOString(),
-    }));
-    inFlight = inFlight
-      .then(() =>
-        db.query(
-          `insert into recall_traces
-           select * from jsonb_populate_recordset(null::recall_traces, $1::jsonb)`,
-          [JSON.stringify(rows)],
-        ),
-      )
-      .then(
-        () => undefined,
-        (err: unknown) => log.error({ err, traces: batch.length }, "writing recall traces failed"),
-      );
-    return inFlight;
+  async function insert(batch: Waiting[]): Promise<void> {
+    try {
+      await db.query(insertSql, [JSON.stringify(batch.map((w) => rowOf(w.trace)))]);
+      for (const w of batch) w.done();
+      return;
+    } catch (err) {
+      if (batch.length === 1) {
+        log.error({ err, traceId: batch[0]!.trace.id }, "writing a recall trace failed");
+        batch[0]!.done(err);
+        return;
+      }
+    }
+    for (const w of batch) await insert([w]);
+  }
+
+  /** Never rejects: insert settles every trace it is given. */
+  async function drain(): Promise<void> {
+    while (pending.length > 0) {
+      await insert(pending.splice(0, maxBatch));
+    }
+    writing = undefined;
   }
 
   return {
-    record(trace: TraceRecord): void {
-      pending.push(trace);
-      if (pending.length >= flushBatch) void flush();
-      else timer ??= setTimeout(() => void flush(), flushDelayMs);
+    /** Resolves once the trace is stored; rejects when it could not be. */
+    record(trace: TraceRecord): Promise<void> {
+      return new Promise((resolve, reject) => {
+        pending.push({ trace, done: (err) => (err === undefined ? resolve() : reject(err)) });
+        // Recalls finishing in the same turn of the event loop share the first write too.
+        writing ??= new Promise((turn) => setImmediate(turn)).then(drain);
+      });
     },
 
-    flush,
+    /** Waits until every recorded trace is written (or has failed). */
+    async flush(): Promise<void> {
+      while (writing) await writing;
+    },
 
     async get(scope: Scope, id: string): Promise<TraceRecord | undefined> {
-      await flush();
       const [row] = await db.query<TraceRow>(`select * from recall_traces t where ${visible} and t.id = $3`, [
         scope.workspaceId,
         scope.container,
@@ -125,7 +146,6 @@ export function createTraceStore(db: Database, log: FastifyBaseLogger) {
     },
 
     async list(scope: Scope, q: TraceListQuery): Promise<TraceRecord[]> {
-      await flush();
       const rows = await db.query<TraceRow>(
         `select * from recall_traces t
          where ${visible}
