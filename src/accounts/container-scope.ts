@@ -24,9 +24,15 @@ export function writeContainers(p: AgentPrincipal, requested: readonly string[],
   return [...new Set(requested)];
 }
 
+/** The first of these containers the key may not write, if any. */
+const containerOutside = (p: AgentPrincipal, containers: readonly string[]): string | undefined =>
+  p.container === null ? undefined : containers.find((c) => c !== p.container);
+
+/** Whether the key may write (change, shadow or delete) a memory living in these containers. */
+export const mayWrite = (p: AgentPrincipal, containers: readonly string[]): boolean => containerOutside(p, containers) === undefined;
+
 export function assertMayWrite(p: AgentPrincipal, containers: readonly string[]): void {
-  if (p.container === null) return;
-  const outside = containers.find((c) => c !== p.container);
+  const outside = containerOutside(p, containers);
   if (outside !== undefined) {
     throw apiError("forbidden", `this key is scoped to container ${p.container} and cannot use ${outside}`, {
       container: outside,

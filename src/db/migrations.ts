@@ -1,5 +1,16 @@
 import type { Database } from "./database.js";
 
+/**
+ * Contents without a letter or digit ("???") normalised to "" and so all shared one content hash
+ * (sha256 of ""); their key is now the content trimmed of what String.prototype.trim removes
+ * (duplicateKey in src/recall/scoring.ts), listed here. Exported for the test that checks both agree.
+ */
+export const rehashContentWithoutWordsSql = `update memories
+  set content_hash = encode(sha256(convert_to(btrim(content,
+    E'\\u0009\\u000a\\u000b\\u000c\\u000d\\u0020\\u00a0\\u1680\\u2000\\u2001\\u2002\\u2003\\u2004\\u2005\\u2006\\u2007\\u2008\\u2009\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff'),
+    'UTF8')), 'hex')
+  where content_hash = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855'`;
+
 // Forward-only. Never edit a migration that has shipped: append a new one. Versions are applied in
 // list order and each at most once, so a version merged later (a gap filled) still runs.
 // Each migration is a list of single statements (PGlite's extended protocol runs one at a time).
@@ -165,6 +176,17 @@ const migrations: ReadonlyArray<{ version: number; name: string; statements: str
         at double precision not null,
         admitted boolean not null
       )`,
+    ],
+  },
+  {
+    version: 7,
+    name: "stored token counts; content hashes of contents without letters or digits",
+    statements: [
+      // cl100k_base tokens of each version's content (src/recall/tokens.ts), so recall never re-counts;
+      // null for versions written before, which recall counts when it returns them.
+      `alter table memories add column content_tokens integer`,
+      `alter table memory_versions add column content_tokens integer`,
+      rehashContentWithoutWordsSql,
     ],
   },
 ];

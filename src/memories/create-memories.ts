@@ -5,12 +5,13 @@ import {
   CreateMemoriesResponseSchema,
   type ContradictionSchema,
 } from "../../gen/agent/v1/memory_pb.js";
-import { assertMayWrite, scopeOf, writeContainers } from "../accounts/container-scope.js";
+import { assertMayWrite, mayWrite, scopeOf, writeContainers } from "../accounts/container-scope.js";
 import { agentPrincipal, type AgentPrincipal } from "../accounts/principal.js";
 import type { Database } from "../db/database.js";
 import { apiError, invalidRequest, notFound } from "../errors/api-error.js";
 import { newId } from "../ids.js";
 import type { UsageMeter } from "../usage/usage-meter.js";
+import { countTokens } from "../recall/tokens.js";
 import { fieldPath } from "../validation.js";
 import { contentHash } from "./content-hash.js";
 import type { ContradictionFinder, FoundContradiction } from "./contradictions/finder.js";
@@ -92,6 +93,7 @@ export async function createMemories(opts: CreateOptions, req: CreateMemoriesReq
       keyId: principal.keyId,
       createdAt: now,
       updatedAt: now,
+      contentTokens: countTokens(draft.content),
     };
   });
   const supersedes = inputs.map((input) => [...new Set(input.supersedes)]);
@@ -121,19 +123,23 @@ export async function createMemories(opts: CreateOptions, req: CreateMemoriesReq
     const created = fresh.filter((i) => !duplicateOf.has(i));
     const createdIds = new Set(created.map((i) => records[i]!.id));
     // Only rows actually inserted count against the plan; a crossed cap aborts the whole batch.
-    await opts.usage.reserveMemories(tx, principal, created.map((i) => records[i]!.content));
+    await opts.usage.reserveMemories(tx, principal, created.map((i) => records[i]!.contentTokens ?? 0));
     await insertMemories(tx, created.map((i) => records[i]!));
 
     const contradictions = found.filter((f) => createdIds.has(records[fresh[f.newer]!]!.id));
+    // Detection shadows only what the key could shadow explicitly (supersedes); the rest is only reported.
     // In write order, so an older memory contradicted twice ends up replaced by the latest.
     const shadowings = new Map<string, Shadowing>();
     for (const i of created) {
       const by = records[i]!.id;
-      for (const f of contradictions) if (records[fresh[f.newer]!]!.id === by) shadowings.set(f.olderId, { id: f.olderId, by, force: false });
+      for (const f of contradictions) {
+        if (records[fresh[f.newer]!]!.id === by && mayWrite(principal, f.olderContainers)) shadowings.set(f.olderId, { id: f.olderId, by, force: false });
+      }
       for (const id of supersedes[i]!) shadowings.set(id, { id, by, force: true });
     }
     const shadowed = await shadowMemories(tx, workspaceId, [...shadowings.values()], now);
-    const response = create(CreateMemoriesResponseSchema, respond(records, inBatch, duplicateOf, contradictions, fresh, shadowings, shadowed, now));
+    const reported = contradictions.filter((f) => shadowed.has(f.olderId) || !mayWrite(principal, f.olderContainers));
+    const response = create(CreateMemoriesResponseSchema, respond(records, inBatch, duplicateOf, reported, fresh, shadowings, shadowed, now));
     if (idem) await saveResponse(tx, idem, toJson(CreateMemoriesResponseSchema, response));
     return { response };
   });
@@ -174,16 +180,15 @@ function respond(
       duplicateOf: r.duplicate ? r.memory.id : undefined,
       supersedes: r.duplicate ? [] : [...shadowings.values()].filter((s) => s.by === r.memory.id && shadowed.has(s.id)).map((s) => s.id),
     })),
-    contradictions: contradictions
-      .filter((f) => shadowed.has(f.olderId))
-      .map(
-        (f): MessageInitShape<typeof ContradictionSchema> => ({
-          memoryId: records[fresh[f.newer]!]!.id,
-          conflictsWith: f.olderId,
-          snippet: snippet(f.olderContent),
-          score: f.score,
-          reason: f.reason,
-        }),
-      ),
+    contradictions: contradictions.map(
+      (f): MessageInitShape<typeof ContradictionSchema> => ({
+        memoryId: records[fresh[f.newer]!]!.id,
+        conflictsWith: f.olderId,
+        snippet: snippet(f.olderContent),
+        score: f.score,
+        reason: f.reason,
+        shadowed: shadowed.has(f.olderId),
+      }),
+    ),
   };
 }

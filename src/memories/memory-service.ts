@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { ContradictionSchema, type MemoryInput, type MemoryService } from "../../gen/agent/v1/memory_pb.js";
-import { assertMayWrite, scopeOf, writeContainers } from "../accounts/container-scope.js";
+import { assertMayWrite, mayWrite, scopeOf, writeContainers } from "../accounts/container-scope.js";
 import { agentPrincipal } from "../accounts/principal.js";
 import type { Database } from "../db/database.js";
 import { invalidRequest, notFound } from "../errors/api-error.js";
@@ -9,6 +9,7 @@ import type { ContradictionFinder, FoundContradiction } from "./contradictions/f
 import { createMemories } from "./create-memories.js";
 import { fieldsOf, memoryMessage } from "./memory-message.js";
 import { fieldsToUpdate, mergeFields, parseMemoryFields } from "./memory-rules.js";
+import { countTokens } from "../recall/tokens.js";
 import type { UsageMeter } from "../usage/usage-meter.js";
 import {
   deleteMemory,
@@ -57,6 +58,12 @@ export function memoryService(db: Database, opts: MemoryServiceOptions): Service
       if (patch.supersedes.length > 0) throw invalidRequest("memory.supersedes", "create_only", "can only be given on create");
       const fields = fieldsToUpdate(patch, req.updateMask?.paths ?? []);
       if (fields.length === 0) throw invalidRequest("memory", "required", "names no field to update");
+      // Counted once per distinct content: nextOf runs before the transaction and again inside it.
+      let counted: { content: string; tokens: number } | undefined;
+      const tokensOf = (content: string): number => {
+        if (counted?.content !== content) counted = { content, tokens: countTokens(content) };
+        return counted.tokens;
+      };
       const nextOf = (current: MemoryRecord): MemoryRecord => {
         const draft = parseMemoryFields(mergeFields(fieldsOf(current), patch, fields), "", current.createdAt);
         return {
@@ -66,6 +73,7 @@ export function memoryService(db: Database, opts: MemoryServiceOptions): Service
           version: current.version + 1,
           keyId: principal.keyId,
           updatedAt: new Date(),
+          contentTokens: draft.content === current.content && current.contentTokens !== null ? current.contentTokens : tokensOf(draft.content),
         };
       };
 
@@ -84,19 +92,27 @@ export function memoryService(db: Database, opts: MemoryServiceOptions): Service
         if (!current) throw notFound("memory", req.id);
         assertMayWrite(principal, current.containers);
         const next = nextOf(current);
-        await opts.usage.chargeUpdate(tx, principal, current.content, next.content);
+        await opts.usage.chargeUpdate(tx, principal, current.content, next.content, next.contentTokens ?? 0);
         await saveNewVersion(tx, next);
         const valid = next.content === planned.content && current.state === "active" ? found : [];
-        const shadowings = valid.map((f) => ({ id: f.olderId, by: next.id, force: false }));
+        // Detection shadows only what the key could shadow explicitly; the rest is only reported.
+        const shadowings = valid.filter((f) => mayWrite(principal, f.olderContainers)).map((f) => ({ id: f.olderId, by: next.id, force: false }));
         return { next, shadowed: await shadowMemories(tx, principal.workspaceId, shadowings, next.updatedAt) };
       });
       opts.afterWrite();
       return {
         ...memoryMessage(next),
         contradictions: found
-          .filter((f) => shadowed.has(f.olderId))
+          .filter((f) => shadowed.has(f.olderId) || !mayWrite(principal, f.olderContainers))
           .map((f) =>
-            create(ContradictionSchema, { memoryId: next.id, conflictsWith: f.olderId, snippet: snippet(f.olderContent), score: f.score, reason: f.reason }),
+            create(ContradictionSchema, {
+              memoryId: next.id,
+              conflictsWith: f.olderId,
+              snippet: snippet(f.olderContent),
+              score: f.score,
+              reason: f.reason,
+              shadowed: shadowed.has(f.olderId),
+            }),
           ),
       };
     },

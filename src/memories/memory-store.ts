@@ -19,6 +19,8 @@ export interface MemoryRecord extends MemoryDraft {
   createdAt: Date;
   /** Creation of this version. */
   updatedAt: Date;
+  /** cl100k_base tokens of the content, counted once when the version is written; null for versions written before they were stored. */
+  contentTokens: number | null;
 }
 
 export interface MemoryRow {
@@ -41,6 +43,7 @@ export interface MemoryRow {
   key_id: string;
   created_at: Date;
   updated_at: Date;
+  content_tokens: number | null;
 }
 
 export const recordOf = (r: MemoryRow): MemoryRecord => ({
@@ -63,12 +66,13 @@ export const recordOf = (r: MemoryRow): MemoryRecord => ({
   keyId: r.key_id,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
+  contentTokens: r.content_tokens,
 });
 
 // Every read is limited to the caller's workspace and, for a scoped key, to memories in its container.
 export const visible = (alias: string) => `${alias}.workspace_id = $2 and ($3::text is null or $3 = any(${alias}.containers))`;
 
-const versionColumns = "content, type, containers, tags, source, valid_from, valid_until, metadata, confidence, severity, key_id";
+const versionColumns = "content, type, containers, tags, source, valid_from, valid_until, metadata, confidence, severity, key_id, content_tokens";
 
 /** The columns of a MemoryRow (never the full-text vector, which only the database reads). */
 export const memoryColumns = (alias: string) =>
@@ -94,13 +98,14 @@ export async function insertMemories(sql: Sql, records: readonly MemoryRecord[])
     key_id: m.keyId,
     created_at: m.createdAt.toISOString(),
     content_hash: contentHash(m.content),
+    content_tokens: m.contentTokens,
   }));
   await sql.query(
     `with input as (
        select * from jsonb_to_recordset($1::jsonb) as x(
          id text, workspace_id text, content text, type text, containers text[], tags text[], source text,
          valid_from timestamptz, valid_until timestamptz, metadata jsonb, confidence double precision,
-         severity text, key_id text, created_at timestamptz, content_hash text)),
+         severity text, key_id text, created_at timestamptz, content_hash text, content_tokens integer)),
      inserted as (
        insert into memories (id, workspace_id, ${versionColumns}, version, created_at, updated_at, content_hash)
        select id, workspace_id, ${versionColumns}, 1, created_at, created_at, content_hash from input
@@ -153,7 +158,7 @@ export async function saveNewVersion(sql: Sql, next: MemoryRecord): Promise<void
     `with updated as (
        update memories set content = $2, type = $3, containers = $4, tags = $5, source = $6, valid_from = $7,
          valid_until = $8, metadata = $9::jsonb, confidence = $10, key_id = $11, version = $12, updated_at = $13,
-         severity = $14, content_hash = $15
+         severity = $14, content_hash = $15, content_tokens = $16
        where id = $1 and version = $12 - 1
        returning id, version, ${versionColumns}, updated_at),
      versions as (
@@ -176,6 +181,7 @@ export async function saveNewVersion(sql: Sql, next: MemoryRecord): Promise<void
       next.updatedAt,
       next.severity,
       contentHash(next.content),
+      next.contentTokens,
     ],
   );
 }

@@ -174,7 +174,8 @@ export function selectResults(candidates: ScoredCandidate[], q: RecallQuery): Om
       c.outcome = "beyond_limit";
       continue;
     }
-    const cost = countTokens(c.memory.content);
+    // Counted when the version was written; only versions older than that count is stored are counted here.
+    const cost = c.memory.contentTokens ?? countTokens(c.memory.content);
     if (budgetReached || (q.maxTokens !== null && tokens + cost > q.maxTokens)) {
       budgetReached = true;
       c.outcome = "over_token_budget";

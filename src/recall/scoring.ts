@@ -70,10 +70,16 @@ export function validityState(
   return "active";
 }
 
-/** Contents that differ only in case, punctuation or spacing are the same memory for recall. */
-export const duplicateKey = (content: string): string =>
-  content
+/**
+ * Contents that differ only in case, punctuation or spacing are the same memory for recall. A content
+ * without a letter or digit ("???") keys as itself, trimmed, so distinct ones never all collapse to "";
+ * it cannot collide with a normalised key, which holds only letters, digits and single spaces.
+ */
+export function duplicateKey(content: string): string {
+  const key = content
     .toLowerCase()
     .replace(/['’]/g, "")
     .replace(/[^\p{L}\p{N}]+/gu, " ")
     .trim();
+  return key === "" ? content.trim() : key;
+}

@@ -3,9 +3,76 @@ import cl100k from "js-tiktoken/ranks/cl100k_base";
 
 // _meta.tokens counts with cl100k_base, the tokenizer of OpenAI's GPT-4 and embedding models:
 // a real, widely used tokenizer, bundled with the package (no download).
-let encoder: Tiktoken | undefined;
+//
+// js-tiktoken's byte-pair merge is quadratic in the length of one pre-tokeniser piece (16 KiB of "x"
+// is one piece: 17 s), so a piece longer than `pieceBytes` UTF-8 bytes is counted in pieces of at most
+// that many bytes: a slight over-count, only for such runs (words, numbers and punctuation of ordinary
+// text are far shorter, and text without such runs counts exactly as cl100k_base does).
+const pieceBytes = 32;
 
+let encoder: Tiktoken | undefined;
+// Counts of recent chunks of long pieces: a long run of one pattern repeats the same chunk.
+const chunkCounts = new Map<string, number>();
+const chunkCountsMax = 4096;
+// The pre-tokeniser's own pattern, to find the long pieces before the encoder sees them.
+const pieces = new RegExp(cl100k.pat_str, "gu");
+
+/** UTF-8 bytes of text[from, to). */
+function utf8Bytes(text: string, from: number, to: number): number {
+  let bytes = 0;
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    bytes += c < 0x80 ? 1 : c < 0x800 ? 2 : c >= 0xd800 && c <= 0xdbff ? 2 : c >= 0xdc00 && c <= 0xdfff ? 2 : 3;
+  }
+  return bytes;
+}
+
+/** Special-token texts such as "<|endoftext|>" in user content are counted as plain text, never refused. */
+const encodedLength = (text: string): number => (text === "" ? 0 : encoder!.encode(text, [], []).length);
+
+function chunkLength(chunk: string): number {
+  let n = chunkCounts.get(chunk);
+  if (n === undefined) {
+    n = encodedLength(chunk);
+    if (chunkCounts.size >= chunkCountsMax) chunkCounts.clear();
+    chunkCounts.set(chunk, n);
+  }
+  return n;
+}
+
+/** Tokens of one long piece, counted in consecutive chunks of at most pieceBytes bytes (never splitting a character). */
+function chunkedLength(text: string, from: number, to: number): number {
+  let tokens = 0;
+  let start = from;
+  let bytes = 0;
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    const pair = c >= 0xd800 && c <= 0xdbff && i + 1 < to;
+    const width = pair ? 4 : c < 0x80 ? 1 : c < 0x800 ? 2 : 3;
+    if (bytes + width > pieceBytes) {
+      tokens += chunkLength(text.slice(start, i));
+      start = i;
+      bytes = 0;
+    }
+    bytes += width;
+    if (pair) i++;
+  }
+  return tokens + chunkLength(text.slice(start, to));
+}
+
+/** cl100k_base tokens of text; linear in its length (see pieceBytes). */
 export function countTokens(text: string): number {
   encoder ??= new Tiktoken(cl100k);
-  return encoder.encode(text).length;
+  let tokens = 0;
+  // Text between long pieces is encoded in one call, exactly as a whole-text encode would split it.
+  let plainFrom = 0;
+  pieces.lastIndex = 0;
+  for (let m = pieces.exec(text); m !== null; m = pieces.exec(text)) {
+    const from = m.index;
+    const to = from + m[0].length;
+    if (to - from <= pieceBytes / 3 || utf8Bytes(text, from, to) <= pieceBytes) continue;
+    tokens += encodedLength(text.slice(plainFrom, from)) + chunkedLength(text, from, to);
+    plainFrom = to;
+  }
+  return tokens + encodedLength(text.slice(plainFrom));
 }

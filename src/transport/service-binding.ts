@@ -6,6 +6,7 @@ import { principalKey, type Principal } from "../accounts/principal.js";
 import { apiError } from "../errors/api-error.js";
 import { ConnectError, createContextKey } from "@connectrpc/connect";
 import { withHeaders, type Admission, type Admitted } from "../usage/admission.js";
+import { assertStorableStrings } from "./storable-strings.js";
 
 /** A service implementation with the policy every transport applies to its calls. */
 export interface ServiceBinding {
@@ -53,6 +54,7 @@ export function bindService<S extends DescService>(service: S, impl: ServiceImpl
           throw apiError("forbidden", `${principal.role} keys cannot call ${service.typeName}`);
         }
         ctx.values.set(principalKey, principal);
+        assertStorableStrings(ctx.method.input, req as object);
         return await fn(req, ctx);
       } catch (err) {
         if (err instanceof ConnectError) throw withHeaders(err, admitted?.headers ?? []);

@@ -1,5 +1,3 @@
-import { countTokens } from "../recall/tokens.js";
-
 // Cost units, the currency of a plan's monthly cost ceiling:
 // - writing memory content (create, or an update that changes content): 1 unit per token embedded
 //   (cl100k_base tokens of the content);
@@ -8,5 +6,5 @@ import { countTokens } from "../recall/tokens.js";
 
 export const recallCostUnits = 10;
 
-export const contentCostUnits = (contents: readonly string[]): number =>
-  contents.reduce((sum, content) => sum + countTokens(content), 0);
+/** Cost of writing contents of these token counts (counted once per version, see memory-store's contentTokens). */
+export const contentCostUnits = (contentTokens: readonly number[]): number => contentTokens.reduce((sum, tokens) => sum + tokens, 0);

@@ -10,14 +10,15 @@ import { addMemoriesStored, chargePeriod, readUsage, removeMemoriesStored } from
 /** Enforces a workspace's plan caps on the operations that use them. */
 export interface UsageMeter {
   /**
-   * Counts memories about to be written in `tx` (their number and the cost of their contents);
+   * Counts memories about to be written in `tx` (their number and the cost of their contents, given by
+   * their token counts);
    * throws quota_exhausted or cost_ceiling, changing nothing, when a cap would be crossed. Runs in
    * the write's transaction, so a failed write counts nothing and concurrent writes serialise on
    * the counter.
    */
-  reserveMemories(tx: Sql, principal: AgentPrincipal, contents: readonly string[]): Promise<void>;
-  /** Charges re-embedding content changed by an update (nothing when it did not change). */
-  chargeUpdate(tx: Sql, principal: AgentPrincipal, before: string, after: string): Promise<void>;
+  reserveMemories(tx: Sql, principal: AgentPrincipal, contentTokens: readonly number[]): Promise<void>;
+  /** Charges re-embedding content changed by an update (nothing when it did not change); `afterTokens` counts `after`. */
+  chargeUpdate(tx: Sql, principal: AgentPrincipal, before: string, after: string, afterTokens: number): Promise<void>;
   /** Counts memories deleted in `tx`. */
   memoriesDeleted(tx: Sql, principal: AgentPrincipal, n: number): Promise<void>;
   /** Counts one recall and its cost; throws quota_exhausted or cost_ceiling when the plan's caps are reached. */
@@ -52,18 +53,18 @@ export function usageMeter(db: Database, plans: PlanCatalog, clock: () => Date =
   };
 
   return {
-    async reserveMemories(tx, principal, contents) {
+    async reserveMemories(tx, principal, contentTokens) {
       const plan = plans.planOf(principal.plan);
       const now = clock();
-      if (!(await addMemoriesStored(tx, principal.workspaceId, contents.length, plan.memoriesStored))) {
+      if (!(await addMemoriesStored(tx, principal.workspaceId, contentTokens.length, plan.memoriesStored))) {
         throw capError("memoriesStored", plan, now);
       }
-      await chargeCost(tx, principal, plan, contentCostUnits(contents), now);
+      await chargeCost(tx, principal, plan, contentCostUnits(contentTokens), now);
     },
 
-    async chargeUpdate(tx, principal, before, after) {
+    async chargeUpdate(tx, principal, before, after, afterTokens) {
       if (before === after) return;
-      await chargeCost(tx, principal, plans.planOf(principal.plan), contentCostUnits([after]), clock());
+      await chargeCost(tx, principal, plans.planOf(principal.plan), contentCostUnits([afterTokens]), clock());
     },
 
     async memoriesDeleted(tx, principal, n) {

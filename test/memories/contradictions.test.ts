@@ -48,7 +48,14 @@ describe.each(backends)("contradictions, shadowing, duplicates and versions (%s)
     const newer = await createOne({ content: "The user lives in Munich", type: "fact" });
     const newerId = newer.ids[0];
     expect(newer.contradictions).toEqual([
-      { memoryId: newerId, conflictsWith: olderId, snippet: "The user lives in Berlin", score: expect.any(Number), reason: "different value: Berlin → Munich" },
+      {
+        memoryId: newerId,
+        conflictsWith: olderId,
+        snippet: "The user lives in Berlin",
+        score: expect.any(Number),
+        reason: "different value: Berlin → Munich",
+        shadowed: true,
+      },
     ]);
     expect(newer.contradictions[0].score).toBeGreaterThan(0.5);
     expect(newer.contradictions[0].score).toBeLessThanOrEqual(1);

@@ -27,6 +27,8 @@ export interface FoundContradiction {
   newer: number;
   olderId: string;
   olderContent: string;
+  /** Containers of the older memory: who may shadow it. */
+  olderContainers: string[];
   score: number;
   reason: string;
 }
@@ -76,6 +78,7 @@ interface Pair {
   newerContent: string;
   olderId: string;
   olderContent: string;
+  olderContainers: string[];
   cosine: number;
   verdict: Verdict | null;
 }
@@ -148,17 +151,28 @@ export function createContradictionFinder(opts: FinderOptions): ContradictionFin
         const older = stored.get(id);
         if (!older || !older.containers.some((c) => memory.containers.includes(c))) continue;
         const verdict = compareStatements(statement(older.content), statement(memory.content));
-        pairs.push({ newer, newerContent: memory.content, olderId: id, olderContent: older.content, cosine: nearest[newer]!.get(id) ?? 0, verdict });
+        pairs.push({
+          newer,
+          newerContent: memory.content,
+          olderId: id,
+          olderContent: older.content,
+          olderContainers: older.containers,
+          cosine: nearest[newer]!.get(id) ?? 0,
+          verdict,
+        });
       }
     });
     const subjects = memories.map((m) => ({ content: m.content, containers: m.containers, statement: statement(m.content) }));
     for (const { older, newer, verdict } of batchContradictions(subjects)) {
       const similarity = vectors ? cosine(vectors[older]!, vectors[newer]!) : 0;
-      pairs.push({ newer, newerContent: memories[newer]!.content, olderId: memories[older]!.id, olderContent: memories[older]!.content, cosine: similarity, verdict });
+      const o = memories[older]!;
+      pairs.push({ newer, newerContent: memories[newer]!.content, olderId: o.id, olderContent: o.content, olderContainers: o.containers, cosine: similarity, verdict });
     }
     await judge(pairs);
     return pairs.flatMap((p) =>
-      p.verdict ? [{ newer: p.newer, olderId: p.olderId, olderContent: p.olderContent, score: p.verdict.score, reason: p.verdict.reason }] : [],
+      p.verdict
+        ? [{ newer: p.newer, olderId: p.olderId, olderContent: p.olderContent, olderContainers: p.olderContainers, score: p.verdict.score, reason: p.verdict.reason }]
+        : [],
     );
   };
 }

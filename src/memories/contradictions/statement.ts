@@ -95,12 +95,37 @@ function classify(word: string, sentenceStart: boolean): Omit<Token, "original">
   return { text: stemmedSynonyms.get(stemmed) ?? stemmed, kind: "word" };
 }
 
+const trailingPunctuation = new Set([...".,:/'’+-"]);
+
+// Loops instead of regexes ending in `+$` or starting with a word run: V8 retries those from every
+// position of a long run ("a....b", 16 KiB without a space), which is quadratic.
+
+/** A word without the punctuation it ends with ("Berlin." → "Berlin"). */
+function withoutTrailingPunctuation(word: string): string {
+  let end = word.length;
+  while (end > 0 && trailingPunctuation.has(word[end - 1]!)) end--;
+  return end === word.length ? word : word.slice(0, end);
+}
+
+const preferenceMarkers = [["over"], ["instead", "of"], ["rather", "than"]];
+
+/** "x over y", "x instead of y", "x rather than y": the first such pair of words. */
+function preferenceOf(words: readonly string[]): [string, string] | null {
+  for (let i = 1; i < words.length; i++) {
+    for (const marker of preferenceMarkers) {
+      const after = i + marker.length;
+      if (after < words.length && words[i - 1] !== "" && marker.every((w, k) => words[i + k] === w)) return [words[i - 1]!, words[after]!];
+    }
+  }
+  return null;
+}
+
 /** Reads one memory's text into the tokens and polarity the rules compare. */
 export function statementOf(text: string): Statement {
   let prepared = expandContractions(text);
   for (const [pattern, replacement] of phrases) prepared = prepared.replace(new RegExp(pattern.source, "gi"), replacement);
   const matches = [...prepared.matchAll(tokenPattern)];
-  const words = matches.map((m) => m[0].replace(/[.,:/'’+-]+$/, ""));
+  const words = matches.map((m) => withoutTrailingPunctuation(m[0]));
   // The first word, and any after ". ", "! ", "? " or ": " (e.g. "Jon: Hey Gina"), starts a sentence.
   const startsSentence = matches.map((m, i) => i === 0 || /[.!?:]\s*$/.test(prepared.slice(matches[i - 1]!.index!, m.index)));
   const tokens: Token[] = [];
@@ -135,13 +160,13 @@ export function statementOf(text: string): Statement {
     if (t.kind === "word" && stemmedUnits.has(t.text) && (before?.kind === "number" || before?.kind === "time")) t.kind = "unit";
   });
   const lowerText = ` ${prepared.toLowerCase().replace(/[^\p{L}\p{N}_-]+/gu, " ")} `;
-  const preference = /([\p{L}\p{N}_-]+) (?:over|instead of|rather than) ([\p{L}\p{N}_-]+)/u.exec(lowerText);
+  const preference = preferenceOf(lowerText.trim().split(" "));
   return {
     tokens,
     negative: flips % 2 === 1,
     polarityWords: polarity,
     additive: additiveMarkers.some((m) => lowerText.includes(` ${m} `)),
-    preference: preference ? [stem(preference[1]!), stem(preference[2]!)] : null,
+    preference: preference ? [stem(preference[0]), stem(preference[1])] : null,
     manyValued,
   };
 }

@@ -1,0 +1,140 @@
+import { Tiktoken } from "js-tiktoken/lite";
+import cl100k from "js-tiktoken/ranks/cl100k_base";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { countTokens } from "../../src/recall/tokens.js";
+import { backends, rest, startTestServer, type TestServer } from "../support/test-server.js";
+
+// js-tiktoken's merge is quadratic in the length of a run without spaces: 16 KiB of one character took
+// about 17 s, blocking every tenant. The bounds below are about 10 to 50 times what the fixed code takes
+// on a loaded 2-core machine and still 10 to 100 times below the old stall, so they cannot flake and
+// fail the old code by a wide margin.
+const createBoundMs = 2_000;
+const healthBoundMs = 1_000;
+const countBoundMs = 1_000;
+
+const kib16 = 16_384;
+const memories = "/api/v1/agent/memories";
+
+describe("token counting", () => {
+  const plain = new Tiktoken(cl100k);
+
+  it("counts ordinary text exactly as cl100k_base does", () => {
+    for (const text of [
+      "The user prefers dark mode in every editor.",
+      "Alice is the tech lead of the payments team; she joined in 2021 and works from Berlin.",
+      "Deploys happen on Tuesdays at 10:00 UTC, never on Fridays!\nRollbacks need two approvals.",
+      "Ünïcödé façade, naïve café and 中文 text with emoji 😀 count the same too.",
+      "Use `git rebase -i HEAD~3` and then run npm test -- --watch=false.",
+    ]) {
+      expect(countTokens(text), text).toBe(plain.encode(text).length);
+    }
+  });
+
+  it("counts runs without spaces in bounded time, over-counting them only slightly", () => {
+    for (const unit of ["x", "!", " ", "\n", "ab", "中", "😀", "\t "]) {
+      const text = unit.repeat(Math.floor(kib16 / unit.length));
+      const started = performance.now();
+      const tokens = countTokens(text);
+      expect(performance.now() - started, JSON.stringify(unit)).toBeLessThan(countBoundMs);
+      expect(tokens).toBeGreaterThan(0);
+      expect(tokens).toBeLessThanOrEqual(text.length * 2);
+    }
+    const longWord = "x".repeat(4_096);
+    expect(countTokens(longWord)).toBeGreaterThanOrEqual(plain.encode(longWord).length);
+  });
+
+  it("counts special-token texts as plain text instead of failing", () => {
+    expect(countTokens("say <|endoftext|> twice")).toBeGreaterThan(3);
+  });
+});
+
+describe.each(backends)("token counting over REST (%s)", (backend) => {
+  let server: TestServer;
+  let agent: ReturnType<typeof rest>;
+
+  beforeAll(async () => {
+    server = await startTestServer(backend);
+    agent = rest(server.url, await server.createKey("tokens", "agent-1"));
+  });
+  afterAll(() => server?.close());
+
+  /** Runs `work` while probing /healthz back to back; returns its duration and the slowest probe. */
+  async function whileProbing<T>(work: () => Promise<T>): Promise<{ result: T; ms: number; slowestProbeMs: number; probes: number }> {
+    let done = false;
+    const latencies: number[] = [];
+    const probing = (async () => {
+      while (!done) {
+        const started = performance.now();
+        const res = await fetch(`${server.url}/healthz`);
+        expect(res.status).toBe(200);
+        await res.text();
+        latencies.push(performance.now() - started);
+      }
+    })();
+    const started = performance.now();
+    const result = await work();
+    const ms = performance.now() - started;
+    done = true;
+    await probing;
+    return { result, ms, slowestProbeMs: Math.max(...latencies), probes: latencies.length };
+  }
+
+  it("creates 16 KiB of one character fast, /healthz answering throughout, and stores its token count", async () => {
+    const content = "x".repeat(kib16);
+    const { result, ms, slowestProbeMs, probes } = await whileProbing(() => agent("POST", memories, { content, type: "fact" }));
+    expect(result.status, JSON.stringify(result.body)).toBe(200);
+    expect(ms).toBeLessThan(createBoundMs);
+    expect(probes).toBeGreaterThan(0);
+    expect(slowestProbeMs).toBeLessThan(healthBoundMs);
+    const [row] = await server.app.db.query<{ content_tokens: number }>("select content_tokens from memories where id = $1", [result.body.ids[0]]);
+    expect(row!.content_tokens).toBe(countTokens(content));
+  });
+
+  it("recalls several such memories fast, with the stored counts, and counts versions stored without one", async () => {
+    const contents = ["y", "z", "!", "中"].map((c) => c.repeat(kib16));
+    const ids: string[] = [];
+    for (const content of contents) {
+      const res = await agent("POST", memories, { content, type: "fact", tags: ["long-run"] });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      ids.push(res.body.ids[0]);
+    }
+    await server.app.indexer.drain();
+    // A version written before token counts were stored: recall counts it (bounded) instead.
+    await server.app.db.query("update memories set content_tokens = null where id = $1", [ids[0]]);
+    const query = { query: "yyyy zzzz", searchMode: "semantic", limit: 20, tags: ["long-run"] };
+    const { result, ms, slowestProbeMs } = await whileProbing(() => agent("POST", "/api/v1/agent/recall", query));
+    expect(result.status, JSON.stringify(result.body)).toBe(200);
+    expect(result.body.memories.map((m: { id: string }) => m.id).sort()).toEqual([...ids].sort());
+    expect(result.body._meta.tokens).toBe(contents.reduce((sum, c) => sum + countTokens(c), 0));
+    expect(ms).toBeLessThan(createBoundMs);
+    expect(slowestProbeMs).toBeLessThan(healthBoundMs);
+
+    const capped = await agent("POST", "/api/v1/agent/recall", { ...query, maxTokens: countTokens(contents[1]!) });
+    expect(capped.status).toBe(200);
+    expect(capped.body._meta.tokens).toBeLessThanOrEqual(countTokens(contents[1]!));
+  });
+
+  it("updates to long content store the new count and charge it once", async () => {
+    const created = await agent("POST", memories, { content: "short", type: "fact" });
+    const id = created.body.ids[0];
+    const before = (await agent("GET", "/api/v1/agent/stats")).body.costUsed;
+    const content = "q".repeat(kib16);
+    const { result, ms } = await whileProbing(() => agent("PATCH", `${memories}/${id}`, { content }));
+    expect(result.status, JSON.stringify(result.body)).toBe(200);
+    expect(ms).toBeLessThan(createBoundMs);
+    expect((await agent("GET", "/api/v1/agent/stats")).body.costUsed - before).toBe(countTokens(content));
+    const rows = await server.app.db.query<{ version: number; content_tokens: number }>(
+      "select version, content_tokens from memory_versions where memory_id = $1 order by version",
+      [id],
+    );
+    expect(rows).toEqual([
+      { version: 1, content_tokens: countTokens("short") },
+      { version: 2, content_tokens: countTokens(content) },
+    ]);
+  });
+
+  it("stores memories whose content contains a special-token text", async () => {
+    const res = await agent("POST", memories, { content: "The marker <|endoftext|> ends a document", type: "fact" });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+  });
+});
