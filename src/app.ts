@@ -19,6 +19,8 @@ import { createContradictionFinder } from "./memories/contradictions/finder.js";
 import { createJudge } from "./memories/contradictions/judge.js";
 import { purgeIdempotencyKeys } from "./memories/idempotency.js";
 import { memoryService } from "./memories/memory-service.js";
+import { backfillContentTokens } from "./memories/token-backfill.js";
+import { createTokenCounter } from "./recall/token-counter.js";
 import { checkIndexState } from "./search/index-state.js";
 import { createIndexer, type Indexer } from "./search/indexer.js";
 import { recallService } from "./recall/recall-service.js";
@@ -108,7 +110,14 @@ export async function startApp(config: Config): Promise<App> {
     const findContradictions = config.CONTRADICTIONS_ENABLED
       ? createContradictionFinder({ db, vectors, embedder, judge, log: fastify.log, candidates: config.CONTRADICTION_CANDIDATES })
       : null;
-    const memories = memoryService(db, { usage, afterWrite: config.INDEXER_ENABLED ? indexer.notify : () => undefined, findContradictions });
+    const tokens = createTokenCounter();
+    opened.unshift(tokens);
+    const memories = memoryService(db, {
+      usage,
+      afterWrite: config.INDEXER_ENABLED ? indexer.notify : () => undefined,
+      findContradictions,
+      tokens,
+    });
     const bindings: ServiceBinding[] = [
       bindService(MemoryService, memories, { ...guard, role: "agent" }),
       bindService(RecallService, recall, { ...guard, role: "agent" }),
@@ -149,6 +158,10 @@ export async function startApp(config: Config): Promise<App> {
         })
         .catch((err: unknown) => fastify.log.error({ err }, "vector index reconciliation failed"));
     }
+    let closing = false;
+    const backfill = backfillContentTokens(db, tokens, fastify.log, () => closing).catch((err: unknown) =>
+      fastify.log.error({ err }, "storing token counts of older memories failed; recall counts them as it returns them"),
+    );
     const purge = setInterval(() => {
       traces.purge(config.TRACE_RETENTION_DAYS).catch((err: unknown) => fastify.log.error({ err }, "trace purge failed"));
       purgeIdempotencyKeys(db).catch((err: unknown) => fastify.log.error({ err }, "idempotency key purge failed"));
@@ -162,8 +175,10 @@ export async function startApp(config: Config): Promise<App> {
       traces,
       url,
       async close() {
+        closing = true;
         clearInterval(purge);
         await fastify.close();
+        await backfill;
         await indexer.stop();
         await traces.flush();
         for (const resource of opened) await resource.close();

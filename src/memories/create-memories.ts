@@ -11,7 +11,7 @@ import type { Database } from "../db/database.js";
 import { apiError, invalidRequest, notFound } from "../errors/api-error.js";
 import { newId } from "../ids.js";
 import type { UsageMeter } from "../usage/usage-meter.js";
-import { countTokens } from "../recall/tokens.js";
+import type { TokenCounter } from "../recall/token-counter.js";
 import { fieldPath } from "../validation.js";
 import { contentHash } from "./content-hash.js";
 import type { ContradictionFinder, FoundContradiction } from "./contradictions/finder.js";
@@ -34,6 +34,7 @@ export interface CreateOptions {
   db: Database;
   usage: UsageMeter;
   findContradictions: ContradictionFinder | null;
+  tokens: TokenCounter;
 }
 
 type CreateResponse = MessageInitShape<typeof CreateMemoriesResponseSchema>;
@@ -93,7 +94,7 @@ export async function createMemories(opts: CreateOptions, req: CreateMemoriesReq
       keyId: principal.keyId,
       createdAt: now,
       updatedAt: now,
-      contentTokens: countTokens(draft.content),
+      contentTokens: null,
     };
   });
   const supersedes = inputs.map((input) => [...new Set(input.supersedes)]);
@@ -110,7 +111,11 @@ export async function createMemories(opts: CreateOptions, req: CreateMemoriesReq
   const inBatch = batchDuplicates(probes);
   const stored = await findDuplicates(db, workspaceId, probes);
   const fresh = records.map((_, i) => i).filter((i) => inBatch[i] === undefined && !stored[i]);
-  const found = opts.findContradictions ? await opts.findContradictions(workspaceId, fresh.map((i) => records[i]!)) : [];
+  const [found, counts] = await Promise.all([
+    opts.findContradictions ? opts.findContradictions(workspaceId, fresh.map((i) => records[i]!)) : [],
+    opts.tokens.count(fresh.map((i) => records[i]!.content)),
+  ]);
+  fresh.forEach((i, k) => (records[i]!.contentTokens = counts[k]!));
 
   const outcome = await db.transaction(async (tx) => {
     if (idem && !(await claimKey(tx, workspaceId, idem))) return { replay: await storedResponse(tx, idem) };

@@ -10,6 +10,7 @@ import { createMemories } from "./create-memories.js";
 import { fieldsOf, memoryMessage } from "./memory-message.js";
 import { fieldsToUpdate, mergeFields, parseMemoryFields } from "./memory-rules.js";
 import { countTokens } from "../recall/tokens.js";
+import type { TokenCounter } from "../recall/token-counter.js";
 import type { UsageMeter } from "../usage/usage-meter.js";
 import {
   deleteMemory,
@@ -31,12 +32,14 @@ export interface MemoryServiceOptions {
   afterWrite: () => void;
   /** Null turns contradiction detection off. */
   findContradictions: ContradictionFinder | null;
+  /** Counts tokens of new contents (cost units, recall's token budget). */
+  tokens: TokenCounter;
 }
 
 export function memoryService(db: Database, opts: MemoryServiceOptions): ServiceImpl<typeof MemoryService> {
   return {
     async createMemories(req, ctx) {
-      const response = await createMemories({ db, usage: opts.usage, findContradictions: opts.findContradictions }, req, ctx);
+      const response = await createMemories({ db, ...opts }, req, ctx);
       opts.afterWrite();
       return response;
     },
@@ -58,12 +61,6 @@ export function memoryService(db: Database, opts: MemoryServiceOptions): Service
       if (patch.supersedes.length > 0) throw invalidRequest("memory.supersedes", "create_only", "can only be given on create");
       const fields = fieldsToUpdate(patch, req.updateMask?.paths ?? []);
       if (fields.length === 0) throw invalidRequest("memory", "required", "names no field to update");
-      // Counted once per distinct content: nextOf runs before the transaction and again inside it.
-      let counted: { content: string; tokens: number } | undefined;
-      const tokensOf = (content: string): number => {
-        if (counted?.content !== content) counted = { content, tokens: countTokens(content) };
-        return counted.tokens;
-      };
       const nextOf = (current: MemoryRecord): MemoryRecord => {
         const draft = parseMemoryFields(mergeFields(fieldsOf(current), patch, fields), "", current.createdAt);
         return {
@@ -73,7 +70,8 @@ export function memoryService(db: Database, opts: MemoryServiceOptions): Service
           version: current.version + 1,
           keyId: principal.keyId,
           updatedAt: new Date(),
-          contentTokens: draft.content === current.content && current.contentTokens !== null ? current.contentTokens : tokensOf(draft.content),
+          // Counted below when the content is new (or was stored before counts were).
+          contentTokens: draft.content === current.content ? current.contentTokens : null,
         };
       };
 
@@ -83,6 +81,7 @@ export function memoryService(db: Database, opts: MemoryServiceOptions): Service
       if (!before) throw notFound("memory", req.id);
       assertMayWrite(principal, before.containers);
       const planned = nextOf(before);
+      const plannedTokens = planned.contentTokens ?? (await opts.tokens.count([planned.content]))[0]!;
       if (opts.findContradictions && before.state === "active" && planned.content !== before.content) {
         found = await opts.findContradictions(principal.workspaceId, [{ id: before.id, content: planned.content, containers: planned.containers }]);
       }
@@ -92,7 +91,9 @@ export function memoryService(db: Database, opts: MemoryServiceOptions): Service
         if (!current) throw notFound("memory", req.id);
         assertMayWrite(principal, current.containers);
         const next = nextOf(current);
-        await opts.usage.chargeUpdate(tx, principal, current.content, next.content, next.contentTokens ?? 0);
+        // Counted above, unless another edit changed the content meanwhile (and stored its count).
+        next.contentTokens ??= next.content === planned.content ? plannedTokens : countTokens(next.content);
+        await opts.usage.chargeUpdate(tx, principal, current.content, next.content, next.contentTokens);
         await saveNewVersion(tx, next);
         const valid = next.content === planned.content && current.state === "active" ? found : [];
         // Detection shadows only what the key could shadow explicitly; the rest is only reported.

@@ -37,6 +37,14 @@ describe.each(backends)("contradictions, shadowing, duplicates and versions (%s)
     return res.body;
   };
 
+  it("applies the rules to statements only: memories over 1,000 characters are documents", async () => {
+    const padding = Array.from({ length: 200 }, (_, i) => `note${i}`).join(" ");
+    const older = await createOne({ memories: [{ content: `${padding} The archive office is in Hamburg`, type: "fact" }] });
+    const newer = await createOne({ memories: [{ content: `${padding} The archive office is in Bremen`, type: "fact" }] });
+    expect(newer.contradictions).toEqual([]);
+    expect((await get(older.ids[0])).state).toBe("active");
+  });
+
   it("shadows the older memory a new one contradicts, reports it, and never modifies it otherwise", async () => {
     const older = await createOne({ content: "The user lives in Berlin", type: "fact", tags: ["home"] });
     const olderId = older.ids[0];

@@ -1,18 +1,26 @@
 import { Tiktoken } from "js-tiktoken/lite";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import cl100k from "js-tiktoken/ranks/cl100k_base";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { backfillContentTokens } from "../../src/memories/token-backfill.js";
+import { createTokenCounter } from "../../src/recall/token-counter.js";
 import { countTokens } from "../../src/recall/tokens.js";
 import { backends, rest, startTestServer, type TestServer } from "../support/test-server.js";
 
 // js-tiktoken's merge is quadratic in the length of a run without spaces: 16 KiB of one character took
-// about 17 s, blocking every tenant. The bounds below are about 10 to 50 times what the fixed code takes
-// on a loaded 2-core machine and still 10 to 100 times below the old stall, so they cannot flake and
-// fail the old code by a wide margin.
-const createBoundMs = 2_000;
-const healthBoundMs = 1_000;
+// about 17 s, blocking every tenant. What is asserted is the event loop: /healthz keeps answering within
+// a bound about 10 times what the fixed code takes on a loaded 2-core machine and still far below the old
+// stall. Wall times of whole calls are not asserted (embedding shares the cores with everything else).
+const healthBoundMs = 2_000;
 const countBoundMs = 1_000;
 
 const kib16 = 16_384;
+
+/** 16 KiB of random five-letter words: the dearest ordinary text to count. */
+function randomWords(seed: number): string {
+  const word = () => Array.from({ length: 5 }, () => String.fromCharCode(97 + ((seed = (seed * 48271) % 2147483647) % 26))).join("");
+  return Array.from({ length: 2800 }, word).join(" ").slice(0, kib16);
+}
 const memories = "/api/v1/agent/memories";
 
 describe("token counting", () => {
@@ -43,6 +51,33 @@ describe("token counting", () => {
     expect(countTokens(longWord)).toBeGreaterThanOrEqual(plain.encode(longWord).length);
   });
 
+  it("counts the text of a whole 4 MiB batch without holding the event loop", async () => {
+    // One hundred 16 KiB memories of random words: about 3 µs a byte, seconds if counted in place.
+    const texts = Array.from({ length: 100 }, (_, i) => randomWords(i + 1));
+    const counter = createTokenCounter();
+    const delay = monitorEventLoopDelay({ resolution: 10 });
+    try {
+      await counter.count(["warm the worker up"].concat("w".repeat(10_000)));
+      delay.enable();
+      const counts = await counter.count(texts);
+      delay.disable();
+      expect(counts[0]).toBe(countTokens(texts[0]!));
+      expect(counts[99]).toBe(countTokens(texts[99]!));
+      expect(delay.max / 1e6).toBeLessThan(healthBoundMs);
+    } finally {
+      await counter.close();
+    }
+  });
+
+  it("counts long calls in a worker thread exactly as in place, and survives a closed counter", async () => {
+    const counter = createTokenCounter();
+    const texts = ["short one", "x".repeat(kib16), "The user prefers dark mode. ".repeat(600)];
+    expect(await counter.count(texts)).toEqual(texts.map(countTokens));
+    await counter.close();
+    await expect(counter.count(texts)).rejects.toThrow(/closed/);
+    expect(await counter.count(["small calls still count in place"])).toEqual([countTokens("small calls still count in place")]);
+  });
+
   it("counts special-token texts as plain text instead of failing", () => {
     expect(countTokens("say <|endoftext|> twice")).toBeGreaterThan(3);
   });
@@ -59,7 +94,7 @@ describe.each(backends)("token counting over REST (%s)", (backend) => {
   afterAll(() => server?.close());
 
   /** Runs `work` while probing /healthz back to back; returns its duration and the slowest probe. */
-  async function whileProbing<T>(work: () => Promise<T>): Promise<{ result: T; ms: number; slowestProbeMs: number; probes: number }> {
+  async function whileProbing<T>(work: () => Promise<T>): Promise<{ result: T; slowestProbeMs: number; probes: number }> {
     let done = false;
     const latencies: number[] = [];
     const probing = (async () => {
@@ -71,19 +106,16 @@ describe.each(backends)("token counting over REST (%s)", (backend) => {
         latencies.push(performance.now() - started);
       }
     })();
-    const started = performance.now();
     const result = await work();
-    const ms = performance.now() - started;
     done = true;
     await probing;
-    return { result, ms, slowestProbeMs: Math.max(...latencies), probes: latencies.length };
+    return { result, slowestProbeMs: Math.max(...latencies), probes: latencies.length };
   }
 
   it("creates 16 KiB of one character fast, /healthz answering throughout, and stores its token count", async () => {
     const content = "x".repeat(kib16);
-    const { result, ms, slowestProbeMs, probes } = await whileProbing(() => agent("POST", memories, { content, type: "fact" }));
+    const { result, slowestProbeMs, probes } = await whileProbing(() => agent("POST", memories, { content, type: "fact" }));
     expect(result.status, JSON.stringify(result.body)).toBe(200);
-    expect(ms).toBeLessThan(createBoundMs);
     expect(probes).toBeGreaterThan(0);
     expect(slowestProbeMs).toBeLessThan(healthBoundMs);
     const [row] = await server.app.db.query<{ content_tokens: number }>("select content_tokens from memories where id = $1", [result.body.ids[0]]);
@@ -102,11 +134,10 @@ describe.each(backends)("token counting over REST (%s)", (backend) => {
     // A version written before token counts were stored: recall counts it (bounded) instead.
     await server.app.db.query("update memories set content_tokens = null where id = $1", [ids[0]]);
     const query = { query: "yyyy zzzz", searchMode: "semantic", limit: 20, tags: ["long-run"] };
-    const { result, ms, slowestProbeMs } = await whileProbing(() => agent("POST", "/api/v1/agent/recall", query));
+    const { result, slowestProbeMs } = await whileProbing(() => agent("POST", "/api/v1/agent/recall", query));
     expect(result.status, JSON.stringify(result.body)).toBe(200);
     expect(result.body.memories.map((m: { id: string }) => m.id).sort()).toEqual([...ids].sort());
     expect(result.body._meta.tokens).toBe(contents.reduce((sum, c) => sum + countTokens(c), 0));
-    expect(ms).toBeLessThan(createBoundMs);
     expect(slowestProbeMs).toBeLessThan(healthBoundMs);
 
     const capped = await agent("POST", "/api/v1/agent/recall", { ...query, maxTokens: countTokens(contents[1]!) });
@@ -119,9 +150,9 @@ describe.each(backends)("token counting over REST (%s)", (backend) => {
     const id = created.body.ids[0];
     const before = (await agent("GET", "/api/v1/agent/stats")).body.costUsed;
     const content = "q".repeat(kib16);
-    const { result, ms } = await whileProbing(() => agent("PATCH", `${memories}/${id}`, { content }));
+    const { result, slowestProbeMs } = await whileProbing(() => agent("PATCH", `${memories}/${id}`, { content }));
     expect(result.status, JSON.stringify(result.body)).toBe(200);
-    expect(ms).toBeLessThan(createBoundMs);
+    expect(slowestProbeMs).toBeLessThan(healthBoundMs);
     expect((await agent("GET", "/api/v1/agent/stats")).body.costUsed - before).toBe(countTokens(content));
     const rows = await server.app.db.query<{ version: number; content_tokens: number }>(
       "select version, content_tokens from memory_versions where memory_id = $1 order by version",
@@ -130,6 +161,37 @@ describe.each(backends)("token counting over REST (%s)", (backend) => {
     expect(rows).toEqual([
       { version: 1, content_tokens: countTokens("short") },
       { version: 2, content_tokens: countTokens(content) },
+    ]);
+  });
+
+  it("stores the counts of a batch of long memories, counted off the event loop", async () => {
+    const batch = Array.from({ length: 20 }, (_, i) => ({ content: randomWords(i + 1), type: "fact" }));
+    const result = await agent("POST", memories, { memories: batch });
+    expect(result.status, JSON.stringify(result.body)).toBe(200);
+    const rows = await server.app.db.query<{ content: string; content_tokens: number }>(
+      "select content, content_tokens from memories where id = any($1::text[])",
+      [result.body.ids],
+    );
+    expect(rows).toHaveLength(20);
+    for (const row of rows) expect(row.content_tokens).toBe(countTokens(row.content));
+  });
+
+  it("stores the counts of memories written before counts were stored, in the background at start", async () => {
+    const created = await agent("POST", memories, { memories: [{ content: "older one", type: "fact" }, { content: "older two", type: "fact" }] });
+    await server.app.db.query("update memories set content_tokens = null where id = any($1::text[])", [created.body.ids]);
+    const counter = createTokenCounter();
+    try {
+      expect(await backfillContentTokens(server.app.db, counter, server.app.fastify.log, () => false)).toBeGreaterThanOrEqual(2);
+    } finally {
+      await counter.close();
+    }
+    const rows = await server.app.db.query<{ content: string; content_tokens: number | null }>(
+      "select content, content_tokens from memories where id = any($1::text[]) order by content",
+      [created.body.ids],
+    );
+    expect(rows).toEqual([
+      { content: "older one", content_tokens: countTokens("older one") },
+      { content: "older two", content_tokens: countTokens("older two") },
     ]);
   });
 

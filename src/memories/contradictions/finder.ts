@@ -6,7 +6,7 @@ import type { VectorIndex } from "../../search/vector/vector-index.js";
 import { findActiveMemories } from "../memory-store.js";
 import type { Judge } from "./judge.js";
 import { compareStatements, type Verdict } from "./rules.js";
-import { statementOf, type Statement } from "./statement.js";
+import { noStatement, statementOf, type Statement } from "./statement.js";
 import { batchContradictions } from "./within-batch.js";
 
 // Finds what a write contradicts. Candidates are the active memories sharing a container with a new
@@ -44,6 +44,12 @@ export interface FinderOptions {
   candidates: number;
 }
 
+/**
+ * The rules judge statements (the labelled pairs are at most 62 characters). A longer memory is a
+ * document: no rule is applied to it (the judge, when configured, still sees close pairs), which keeps a
+ * write's work bounded: a batch of one hundred 16 KiB memories compared every pair in about 10 s.
+ */
+const maxStatementChars = 1_000;
 /** Pairs at least this similar go to the judge even when no rule fired: likely the same subject. */
 const judgeSimilarity = 0.8;
 /** At most this many pairs per write go to the judge, most doubtful first. */
@@ -142,7 +148,8 @@ export function createContradictionFinder(opts: FinderOptions): ContradictionFin
     const candidateIds = [...new Set([...nearest.flatMap((m) => [...m.keys()]), ...sharingWords.flat()])].filter((id) => !batchIds.has(id));
     const stored = new Map((await findActiveMemories(opts.db, workspaceId, candidateIds)).map((m) => [m.id, m]));
     const statements = new Map<string, Statement>();
-    const statement = (text: string) => statements.get(text) ?? statements.set(text, statementOf(text)).get(text)!;
+    const statement = (text: string) =>
+      statements.get(text) ?? statements.set(text, text.length > maxStatementChars ? noStatement : statementOf(text)).get(text)!;
 
     const pairs: Pair[] = [];
     memories.forEach((memory, newer) => {

@@ -26,6 +26,9 @@ export interface Token {
   kind: TokenKind;
 }
 
+/** What a text that is not compared yields: no tokens, so no rule fires. */
+export const noStatement: Statement = { tokens: [], negative: false, polarityWords: [], additive: false, preference: null, manyValued: false };
+
 export interface Statement {
   /** Content tokens in order, without function words, negations and opposites. */
   tokens: Token[];
