@@ -451,6 +451,29 @@ describe("LanceDB across processes", () => {
   });
 });
 
+describe("optimize() during a batch ingest on one handle", () => {
+  it("never fails: compaction and the writes it races are serialised or retried", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "agentmem-optimize-ingest-"));
+    const index = await openLanceIndex({ uri: dir, dimensions: dims, annThreshold: 256 });
+    try {
+      const rand = prng(5);
+      await index.upsert(Array.from({ length: 300 }, (_, i) => record(rand, i)));
+      // Batches that update existing rows (mergeInsert: an Update) while optimize() compacts (a Rewrite).
+      const ingest = (async () => {
+        for (let b = 0; b < 30; b++) await index.upsert(Array.from({ length: 32 }, (_, i) => record(rand, (b * 32 + i) % 400)));
+      })();
+      const optimizing = (async () => {
+        for (let n = 0; n < 6; n++) await index.optimize();
+      })();
+      await Promise.all([ingest, optimizing]);
+      expect(await index.count()).toBe(400);
+    } finally {
+      await index.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe("close() with searches in flight", () => {
   it("lets searches begun before close() finish on an open table, and refuses later ones clearly", async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), "agentmem-close-search-"));
