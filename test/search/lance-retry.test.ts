@@ -11,10 +11,13 @@ const preempted = new Error(
 );
 const rewrite = new Error("Retryable commit conflict for version 12: This Rewrite transaction was preempted by concurrent transaction Update at version 12. Please retry.");
 const exhausted = new Error("Commit conflict for version 8: Failed to commit the transaction after 5 retries.");
+const overwritten = new Error(
+  "lance error: Incompatible transaction: This CreateIndex transaction is incompatible with concurrent transaction Overwrite at version 2.",
+);
 
 describe("retryConflicts", () => {
   it("recognises LanceDB's retryable commit conflicts and nothing else", () => {
-    for (const err of [preempted, rewrite, exhausted]) expect(isRetryableConflict(err)).toBe(true);
+    for (const err of [preempted, rewrite, exhausted, overwritten]) expect(isRetryableConflict(err)).toBe(true);
     expect(isRetryableConflict(new Error("Table 'memories' was not found"))).toBe(false);
     expect(isRetryableConflict("commit conflict")).toBe(false);
   });
@@ -57,7 +60,7 @@ describe("retryConflicts", () => {
 
 describe("opening one new LanceDB directory from several handles at once", () => {
   it("never fails: the full-text index is built once and the others find it", async () => {
-    for (let round = 0; round < 8; round++) {
+    for (let round = 0; round < 16; round++) {
       const dir = await mkdtemp(path.join(os.tmpdir(), "agentmem-lance-open-"));
       try {
         const opened = await Promise.allSettled(Array.from({ length: 4 }, () => openLanceIndex({ uri: dir, dimensions: 4 })));

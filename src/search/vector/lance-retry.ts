@@ -1,9 +1,12 @@
 // LanceDB commits optimistically: a write, compaction or index build that loses the race with another
-// writer on the same table (this process or another node) fails with a commit conflict that is safe to
-// run again. The messages come from Lance's Rust core ("Retryable commit conflict for version N: …
-// transaction was preempted by concurrent transaction …", and "Commit conflict for version N: Failed to
-// commit the transaction after K retries" once its own inner retries are spent); an incompatible
-// transaction (e.g. a concurrent schema change) is reported otherwise and is not retried.
+// writer on the same table (this process or another node) fails, and running the whole operation again
+// on the latest version succeeds. The messages come from Lance's Rust core: "Retryable commit conflict
+// for version N: … transaction was preempted by concurrent transaction …"; "Commit conflict for version
+// N: Failed to commit the transaction after K retries" once its own inner retries are spent; and
+// "Incompatible transaction: This CreateIndex transaction is incompatible with concurrent transaction
+// Overwrite", seen when two nodes create a new table at the same moment (the second create commits an
+// Overwrite of the still empty table). Lance cannot rebase the last one itself, but our operations
+// decide everything afresh on each run (which rows, which indexes), so they may.
 
 export interface RetryPolicy {
   /** Attempts in all, the first included. */
@@ -15,9 +18,9 @@ export interface RetryPolicy {
 
 export const defaultRetryPolicy: RetryPolicy = { attempts: 8, baseDelayMs: 20, maxDelayMs: 2000 };
 
-const retryable = /commit conflict|transaction was preempted/i;
+const retryable = /commit conflict|transaction was preempted|incompatible transaction/i;
 
-/** Whether an error from LanceDB is a lost commit race that the same operation may simply try again. */
+/** Whether an error from LanceDB is a lost commit race that the same operation may simply run again. */
 export const isRetryableConflict = (err: unknown): boolean => err instanceof Error && retryable.test(err.message);
 
 /** Delay before retry number `retry` (1-based): exponential, capped, with full jitter from `random` in [0, 1). */
