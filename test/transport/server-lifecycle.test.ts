@@ -24,11 +24,13 @@ describe("server lifecycle and operations endpoints", () => {
 
   it("reports readiness failure when the database is gone", async () => {
     const doomed = await startTestServer("pglite");
+    // The indexer would poll the closed database until close(); closing only Fastify, as this test
+    // did, left it polling ("indexing failed … PGlite is closed") for the rest of the test run.
+    await doomed.app.indexer.stop();
     await doomed.app.db.close();
     const res = await fetch(`${doomed.url}/readyz`);
     expect(res.status).toBe(503);
-    // close() stops the indexer too (closing only Fastify left it polling the closed database); it
-    // reports the database it could not close a second time.
+    // close() still ends everything else, and reports the database it could not close a second time.
     await expect(doomed.app.close()).rejects.toThrow(/closed/);
   });
 });
