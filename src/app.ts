@@ -1,7 +1,9 @@
 import { createContextValues } from "@connectrpc/connect";
 import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
 import Fastify, { LogController, type FastifyInstance } from "fastify";
+import { randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
+import os from "node:os";
 import { AdminService } from "../gen/agent/v1/admin_pb.js";
 import { MemoryService } from "../gen/agent/v1/memory_pb.js";
 import { RecallService } from "../gen/agent/v1/recall_pb.js";
@@ -22,10 +24,11 @@ import { memoryService } from "./memories/memory-service.js";
 import { backfillContentTokens } from "./memories/token-backfill.js";
 import { createTokenCounter } from "./recall/token-counter.js";
 import { checkIndexState } from "./search/index-state.js";
-import { createIndexer, type Indexer } from "./search/indexer.js";
+import { createIndexer, defaultIndexerOptions, type Indexer } from "./search/indexer.js";
+import { createMaintainerLease, type MaintainerLease } from "./search/maintainer-lease.js";
 import { recallService } from "./recall/recall-service.js";
 import { createTraceStore, type TraceStore } from "./recall/trace-store.js";
-import { openVectorIndex } from "./search/vector/open-vector-index.js";
+import { lanceLocationOf, openVectorIndex } from "./search/vector/open-vector-index.js";
 import type { VectorIndex } from "./search/vector/vector-index.js";
 import { healthPlugin } from "./observability/health.js";
 import { metricsPlugin } from "./observability/metrics.js";
@@ -45,6 +48,10 @@ export interface App {
   db: Database;
   vectors: VectorIndex;
   indexer: Indexer;
+  /** The index maintainer lease of this node; null on a node that does not index. */
+  maintainer: MaintainerLease | null;
+  /** The embedding model itself, without the caches in front of it. */
+  model: Embedder;
   traces: TraceStore;
   /** The address actually bound, e.g. http://127.0.0.1:8080. */
   url: string;
@@ -68,9 +75,11 @@ export async function startApp(config: Config): Promise<App> {
     // Written texts are embedded on the write path and again by the indexer; queries have their own cache.
     const embedder: Embedder = cachingEmbedder(model, config.EMBEDDING_WRITE_CACHE_SIZE);
     opened.unshift(embedder);
+    // Checked before the index is opened, so a refused node creates nothing at its own location.
+    const lanceLocation = config.VECTOR_BACKEND === "lancedb" ? lanceLocationOf(config) : undefined;
+    await checkIndexState(db, embedder.info, config.VECTOR_BACKEND, lanceLocation);
     const vectors = await openVectorIndex(config, db, embedder.info.dimensions);
     opened.unshift(vectors);
-    await checkIndexState(db, embedder.info, vectors.kind);
     const fastify = Fastify({
       serverFactory: onePortServer({ graceMs: config.SHUTDOWN_GRACE_MS }),
       bodyLimit: config.BODY_LIMIT_BYTES,
@@ -79,7 +88,10 @@ export async function startApp(config: Config): Promise<App> {
       logger: { level: config.LOG_LEVEL, redact: ["req.headers.authorization", "headers.authorization"] },
     });
     const auth = createAuthenticator(db, config.AGENTMEM_ADMIN_KEY, config.AUTH_CACHE_TTL_MS);
-    const indexer = createIndexer(db, vectors, embedder, fastify.log);
+    const maintainer = config.INDEXER_ENABLED
+      ? createMaintainerLease(db, `${os.hostname()}/${process.pid}/${randomBytes(4).toString("hex")}`, config.INDEX_MAINTAINER_LEASE_MS, fastify.log)
+      : null;
+    const indexer = createIndexer(db, vectors, embedder, fastify.log, defaultIndexerOptions, () => maintainer?.holds() ?? false);
     const traces = createTraceStore(db, fastify.log);
     const rateLimits: RateLimitStore | null =
       config.RATE_LIMIT_STORE === "off" ? null : config.RATE_LIMIT_STORE === "postgres" ? postgresRateLimitStore(db) : memoryRateLimitStore();
@@ -147,16 +159,10 @@ export async function startApp(config: Config): Promise<App> {
     });
 
     const url = await fastify.listen({ port: config.PORT, host: config.HOST });
-    if (config.INDEXER_ENABLED) {
-      indexer.start();
+    if (maintainer) {
+      maintainer.start();
       // Catches up with vectors lost or never written (e.g. a new backend) without delaying start-up.
-      indexer
-        .reconcile()
-        .then(({ queued, removed }) => {
-          if (queued + removed > 0) fastify.log.info({ queued, removed }, "vector index reconciled with storage");
-          indexer.notify();
-        })
-        .catch((err: unknown) => fastify.log.error({ err }, "vector index reconciliation failed"));
+      indexer.start();
     }
     let closing = false;
     const backfill = backfillContentTokens(db, tokens, fastify.log, () => closing).catch((err: unknown) =>
@@ -172,16 +178,31 @@ export async function startApp(config: Config): Promise<App> {
       db,
       vectors,
       indexer,
+      maintainer,
+      model,
       traces,
       url,
       async close() {
         closing = true;
         clearInterval(purge);
-        await fastify.close();
-        await backfill;
-        await indexer.stop();
-        await traces.flush();
-        for (const resource of opened) await resource.close();
+        // Storage closes only after everything that uses it has stopped: requests, the token backfill, the
+        // indexer (and its reconciliation), the lease and pending traces; the vector index then waits for its searches.
+        // Every step runs even if one before it failed (e.g. a database that is already gone).
+        const steps: Array<() => Promise<unknown> | undefined> = [
+          () => fastify.close(),
+          () => backfill,
+          () => indexer.stop(),
+          () => maintainer?.stop(),
+          () => traces.flush(),
+          ...opened.map((resource) => () => resource.close()),
+        ];
+        let failure: unknown;
+        for (const step of steps) {
+          await Promise.resolve()
+            .then(step)
+            .catch((err: unknown) => (failure ??= err));
+        }
+        if (failure !== undefined) throw failure;
       },
     };
   } catch (err) {

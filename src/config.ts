@@ -58,6 +58,8 @@ const envSchema = z.object({
 
   /** false runs an API-only node: writes queue vectors for the nodes that index. */
   INDEXER_ENABLED: z.enum(["true", "false"]).default("true").transform((v) => v === "true"),
+  /** How long the index maintainer's lease lasts without renewal: a crashed maintainer is replaced after this. */
+  INDEX_MAINTAINER_LEASE_MS: z.coerce.number().int().min(100).default(30_000),
 
   VECTOR_BACKEND: z.enum(["lancedb", "pgvector"]).default("lancedb"),
   /** LanceDB location: a directory (default DATA_DIR/lance) or an object store URI such as s3://bucket/path. */

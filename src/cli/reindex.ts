@@ -4,9 +4,9 @@ import { loadConfig } from "../config.js";
 import { openDatabase } from "../db/database.js";
 import { migrate } from "../db/migrations.js";
 import { createEmbedder } from "../embeddings/create-embedder.js";
-import { describeModel, readIndexState, sameModel, writeIndexState } from "../search/index-state.js";
+import { checkLanceLocation, describeModel, readIndexState, recordLanceLocation, sameModel, writeIndexState } from "../search/index-state.js";
 import { createIndexer } from "../search/indexer.js";
-import { openVectorIndex } from "../search/vector/open-vector-index.js";
+import { lanceLocationOf, openVectorIndex } from "../search/vector/open-vector-index.js";
 
 /**
  * Re-embeds every memory with the configured model. Resumable: every memory is queued in the index
@@ -25,6 +25,14 @@ export async function reindex(force: boolean): Promise<void> {
   try {
     await migrate(db);
     const embedder = await createEmbedder(config);
+    const lanceLocation = config.VECTOR_BACKEND === "lancedb" ? lanceLocationOf(config) : undefined;
+    // Without --force, rebuilding an index the servers do not search would change nothing they see.
+    if (lanceLocation !== undefined && !force) {
+      await checkLanceLocation(db, lanceLocation, (await readIndexState(db))?.backend).catch(async (err: unknown) => {
+        await embedder.close();
+        throw err;
+      });
+    }
     const vectors = await openVectorIndex(config, db, embedder.info.dimensions);
     try {
       const state = await readIndexState(db);
@@ -48,6 +56,7 @@ export async function reindex(force: boolean): Promise<void> {
       const { removed } = await indexer.reconcile();
       await vectors.optimize();
       await writeIndexState(db, embedder.info, vectors.kind, "ready");
+      if (lanceLocation !== undefined) await recordLanceLocation(db, lanceLocation);
       console.log(`done: ${n} jobs, ${removed} stale vectors removed`);
     } finally {
       await vectors.close();

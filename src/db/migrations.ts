@@ -179,6 +179,21 @@ const migrations: ReadonlyArray<{ version: number; name: string; statements: str
     ],
   },
   {
+    version: 5,
+    name: "nodes: one index maintainer, the LanceDB location the index lives in",
+    statements: [
+      // The node that creates and optimises the search indexes (src/search/maintainer-lease.ts).
+      `create table index_maintainer (
+        id integer primary key check (id = 1),
+        holder text not null,
+        expires_at timestamptz not null
+      )`,
+      // Where the LanceDB index of this database lives: a resolved directory or an object store URI;
+      // 'ephemeral' for a per-process temporary directory; null until a LanceDB node records it.
+      `alter table vector_index_state add column lance_location text`,
+    ],
+  },
+  {
     version: 7,
     name: "stored token counts; content hashes of contents without letters or digits",
     statements: [

@@ -13,6 +13,8 @@ interface Job {
   texts: string[];
   /** Texts in the embed() call this job belongs to; smaller calls run first. */
   callSize: number;
+  /** Set once the job has been put back after its worker died: a second death fails it. */
+  retried: boolean;
   resolve: (vectors: Float32Array[]) => void;
   reject: (err: Error) => void;
 }
@@ -30,20 +32,27 @@ const batchChars = 4096;
 class ModelWorker {
   private readonly worker = new Worker(workerUrl);
   private current: Job | undefined;
+  private loaded = false;
+  private dead = false;
   readonly ready: Promise<void>;
 
   constructor(
     private readonly nextJob: () => Job | undefined,
-    /** Reports a dead worker; returns the error its job should fail with. */
-    private readonly onFailure: (err: Error) => Error,
+    /** Reports a dead worker with the job it was running and whether it had loaded the model. */
+    private readonly onDeath: (worker: ModelWorker, job: Job | undefined, err: Error, loaded: boolean) => void,
   ) {
     this.ready = new Promise((resolve, reject) => {
       this.worker.on("message", (reply: WorkerReply) => {
         if (reply.type === "ready") {
+          this.loaded = true;
           this.worker.unref();
           resolve();
+          this.pull();
         } else if (reply.type === "failed") {
-          reject(new Error(`use-lite model failed to load: ${reply.message}`));
+          const err = new Error(`use-lite model failed to load: ${reply.message}`);
+          reject(err);
+          this.die(err);
+          void this.worker.terminate();
         } else {
           this.finish(reply);
         }
@@ -52,13 +61,19 @@ class ModelWorker {
         reject(err);
         this.die(err);
       });
-      this.worker.on("exit", (code) => this.die(new Error(`use-lite worker exited with code ${code}`)));
+      this.worker.on("exit", (code) => {
+        const err = new Error(`use-lite worker exited with code ${code}`);
+        reject(err);
+        this.die(err);
+      });
     });
+    // A replacement's failure to load is reported through onDeath; nobody else awaits its readiness.
+    this.ready.catch(() => undefined);
   }
 
-  /** Takes the next queued job if idle. */
+  /** Takes the next queued job if idle and loaded. */
   pull(): void {
-    if (this.current) return;
+    if (this.current || !this.loaded || this.dead) return;
     this.current = this.nextJob();
     if (!this.current) return;
     this.worker.ref();
@@ -79,9 +94,11 @@ class ModelWorker {
   }
 
   private die(err: Error): void {
-    const reason = this.onFailure(err);
-    this.current?.reject(reason);
+    if (this.dead) return;
+    this.dead = true;
+    const job = this.current;
     this.current = undefined;
+    this.onDeath(this, job, err, this.loaded);
   }
 }
 
@@ -107,10 +124,7 @@ export class UseLiteEmbedder implements Embedder {
   private failure: Error | undefined;
 
   private constructor(private readonly options: UseLiteOptions) {
-    this.pool = Array.from(
-      { length: options.workers },
-      () => new ModelWorker(() => this.queue.shift(), (err) => this.fail(err)),
-    );
+    this.pool = Array.from({ length: options.workers }, () => this.spawn());
   }
 
   static async create(options: UseLiteOptions): Promise<UseLiteEmbedder> {
@@ -122,6 +136,40 @@ export class UseLiteEmbedder implements Embedder {
       throw err;
     }
     return embedder;
+  }
+
+  private spawn(): ModelWorker {
+    return new ModelWorker(
+      () => this.queue.shift(),
+      (worker, job, err, loaded) => this.replace(worker, job, err, loaded),
+    );
+  }
+
+  /**
+   * A worker died (a crash, or out of memory): its job runs once more on another worker, and a fresh
+   * worker takes its place. A worker that dies before it has loaded the model is not replaced, so a
+   * model that cannot load does not respawn forever; with no workers left the embedder fails.
+   */
+  private replace(dead: ModelWorker, job: Job | undefined, err: Error, loaded: boolean): void {
+    if (job) {
+      if (this.failure) job.reject(this.failure);
+      else if (job.retried) job.reject(new Error(`use-lite embedding failed: the model worker died twice while embedding this batch (${err.message})`));
+      else {
+        job.retried = true;
+        this.queue.unshift(job);
+      }
+    }
+    if (this.failure) return;
+    const at = this.pool.indexOf(dead);
+    if (loaded) this.pool.splice(at, 1, this.spawn());
+    else this.pool.splice(at, 1);
+    if (this.pool.length === 0) this.fail(new Error(`use-lite model workers cannot start: ${err.message}`));
+    for (const worker of this.pool) worker.pull();
+  }
+
+  /** Test hook: ends a worker the way a crash would. */
+  crashWorker(index: number): Promise<number> {
+    return this.pool[index]!.terminate();
   }
 
   async embed(texts: readonly string[]): Promise<Float32Array[]> {
@@ -166,12 +214,12 @@ export class UseLiteEmbedder implements Embedder {
       // Shortest call first: a recall query or single write waits for at most one running batch,
       // not for a whole bulk ingest queued before it.
       const at = this.queue.findIndex((job) => job.callSize > callSize);
-      this.queue.splice(at === -1 ? this.queue.length : at, 0, { texts, callSize, resolve, reject });
+      this.queue.splice(at === -1 ? this.queue.length : at, 0, { texts, callSize, retried: false, resolve, reject });
       for (const worker of this.pool) worker.pull();
     });
   }
 
-  /** A dead worker or close() ends the embedder: queued and later calls fail with the reason. */
+  /** close(), or the loss of every worker, ends the embedder: queued and later calls fail with the reason. */
   private fail(err: Error): Error {
     this.failure ??= err;
     for (const job of this.queue.splice(0)) job.reject(this.failure);

@@ -29,8 +29,20 @@ interface PreparedBatch {
   gone: string[];
 }
 
-export function createIndexer(db: Database, vectors: VectorIndex, embedder: Embedder, log: FastifyBaseLogger, opts = defaultIndexerOptions) {
+/**
+ * `maintains` says whether this node may optimise the index now: of several nodes on one index only the
+ * holder of the maintainer lease does (src/search/maintainer-lease.ts); the others only write.
+ */
+export function createIndexer(
+  db: Database,
+  vectors: VectorIndex,
+  embedder: Embedder,
+  log: FastifyBaseLogger,
+  opts = defaultIndexerOptions,
+  maintains: () => boolean = () => true,
+) {
   let running: Promise<number> | undefined;
+  let starting: Promise<void> | undefined;
   let again = false;
   let writesSinceOptimize = 0;
   let optimizing: Promise<void> | undefined;
@@ -68,7 +80,7 @@ export function createIndexer(db: Database, vectors: VectorIndex, embedder: Embe
 
   /** Indexing goes on while new rows are folded into the ANN and full-text indexes. */
   function optimizeInBackground(): void {
-    if (optimizing || stopped) return;
+    if (optimizing || stopped || !maintains()) return;
     writesSinceOptimize = 0;
     lastOptimize = Date.now();
     optimizing = optimize()
@@ -135,7 +147,23 @@ export function createIndexer(db: Database, vectors: VectorIndex, embedder: Embe
     return running;
   }
 
+  async function reconcile(): Promise<{ queued: number; removed: number }> {
+    // The index first: whatever it holds was committed before, so a memory created meanwhile can be
+    // queued twice (harmless) but never mistaken for an orphan and lose its vector.
+    const indexed = await vectors.ids();
+    const stored = new Set((await db.query<{ id: string }>("select id from memories")).map((r) => r.id));
+    const missing = [...stored].filter((id) => !indexed.has(id));
+    const orphans = [...indexed].filter((id) => !stored.has(id));
+    if (missing.length > 0) {
+      await db.query("insert into index_outbox (memory_id) select unnest($1::text[])", [missing]);
+    }
+    if (orphans.length > 0) await vectors.delete(orphans);
+    return { queued: missing.length, removed: orphans.length };
+  }
+
+  /** Background work stops with the indexer: once stop() has returned, nothing here touches storage again. */
   function drainInBackground(): void {
+    if (stopped) return;
     drain().catch((err: unknown) => log.error({ err }, "indexing failed; queued memories stay queued and are retried"));
   }
 
@@ -148,27 +176,24 @@ export function createIndexer(db: Database, vectors: VectorIndex, embedder: Embe
       if (!stopped) setImmediate(drainInBackground);
     },
     /** Queues every memory the index lacks and drops vectors of memories that no longer exist. */
-    async reconcile(): Promise<{ queued: number; removed: number }> {
-      // The index first: whatever it holds was committed before, so a memory created meanwhile can be
-      // queued twice (harmless) but never mistaken for an orphan and lose its vector.
-      const indexed = await vectors.ids();
-      const stored = new Set((await db.query<{ id: string }>("select id from memories")).map((r) => r.id));
-      const missing = [...stored].filter((id) => !indexed.has(id));
-      const orphans = [...indexed].filter((id) => !stored.has(id));
-      if (missing.length > 0) {
-        await db.query("insert into index_outbox (memory_id) select unnest($1::text[])", [missing]);
-      }
-      if (orphans.length > 0) await vectors.delete(orphans);
-      return { queued: missing.length, removed: orphans.length };
-    },
+    reconcile,
+    /** Reconciles with storage (without delaying the caller), then indexes the queue and polls for more. */
     start(): void {
       timer = setInterval(drainInBackground, opts.pollMs);
       timer.unref();
       drainInBackground();
+      starting = reconcile()
+        .then(({ queued, removed }) => {
+          if (queued + removed > 0) log.info({ queued, removed }, "vector index reconciled with storage");
+          drainInBackground();
+        })
+        .catch((err: unknown) => log.error({ err }, "vector index reconciliation failed"));
     },
+    /** Stops background work and waits for what is running (reconciliation, a drain, an optimize) to end. */
     async stop(): Promise<void> {
       stopped = true;
       clearInterval(timer);
+      await starting;
       await running?.catch(() => undefined);
       await optimizing;
     },

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { UseLiteEmbedder } from "../../src/embeddings/use-lite-embedder.js";
+import { rest, startTestServer, type TestServer } from "../support/test-server.js";
 
 const dot = (a: Float32Array, b: Float32Array) => a.reduce((sum, x, i) => sum + x * b[i]!, 0);
 
@@ -101,5 +102,63 @@ describe("UseLiteEmbedder", () => {
     const closing = await UseLiteEmbedder.create({ batchSize: 4, workers: 1 });
     await closing.close();
     await expect(closing.embed(["late"])).rejects.toThrow(/closed/);
+  });
+});
+
+/** The worker in a pool slot, to wait until a replacement has loaded (it takes the retried job at once). */
+const slot = (e: UseLiteEmbedder, i: number) => (e as unknown as { pool: Array<{ ready: Promise<void> }> }).pool[i]!;
+
+describe("a crashed model worker", () => {
+  it("is replaced: the batch it was running is retried on the fresh worker and queued calls go on", async () => {
+    const crashing = await UseLiteEmbedder.create({ batchSize: 4, workers: 1 });
+    try {
+      const texts = paraphrases.map(([a]) => a);
+      const before = await embedder.embed(texts);
+      // One worker: the first call is running on it when it dies, the others wait in the queue.
+      const stream = texts.map((t) => crashing.embed([t]));
+      await crashing.crashWorker(0);
+      const after = (await Promise.all(stream)).map(([v]) => v!);
+      after.forEach((v, i) => expect(dot(v, before[i]!)).toBeCloseTo(1, 4));
+      expect((await crashing.embed(["still working"]))[0]).toHaveLength(512);
+    } finally {
+      await crashing.close();
+    }
+  });
+
+  it("fails a batch with a clear error when its worker dies a second time, and keeps serving", async () => {
+    const crashing = await UseLiteEmbedder.create({ batchSize: 4, workers: 1 });
+    try {
+      const doomed = crashing.embed(["a batch that kills two workers"]);
+      await crashing.crashWorker(0);
+      await slot(crashing, 0).ready;
+      await crashing.crashWorker(0);
+      await expect(doomed).rejects.toThrow(/died twice/);
+      expect((await crashing.embed(["the next call"]))[0]).toHaveLength(512);
+    } finally {
+      await crashing.close();
+    }
+  });
+});
+
+describe("recall while a model worker crashes", () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer("pglite");
+  });
+  afterAll(() => server?.close());
+
+  it("keeps answering 200 over REST", async () => {
+    const agent = rest(server.url, await server.createKey("acme", "agent-1"));
+    await agent("POST", "/api/v1/agent/memories", { content: "The release train leaves every second Wednesday", type: "fact" });
+    // Distinct queries: each one is embedded, none is answered from the query cache.
+    const recalls = Array.from({ length: 16 }, (_, i) =>
+      agent("POST", "/api/v1/agent/recall", { query: `when does release train number ${i} leave`, limit: 3 }).then((r) => r.status),
+    );
+    // Once one recall has been answered the others are being embedded or queued for the workers.
+    await Promise.race(recalls);
+    await (server.app.model as UseLiteEmbedder).crashWorker(0);
+    expect(await Promise.all(recalls)).toEqual(recalls.map(() => 200));
+    const later = await agent("POST", "/api/v1/agent/recall", { query: "release schedule", limit: 3 });
+    expect(later.status).toBe(200);
   });
 });

@@ -68,6 +68,46 @@ async function freePort(): Promise<number> {
 }
 
 describe("reconciliation", () => {
+  it("is part of the indexer's start, and stop() waits for it: nothing touches storage after stop()", async () => {
+    const server = await startTestServer("pglite");
+    try {
+      await server.app.indexer.stop();
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      let reconciling = false;
+      const slow: VectorIndex = {
+        ...server.app.vectors,
+        async ids() {
+          reconciling = true;
+          await held;
+          return server.app.vectors.ids();
+        },
+      };
+      let queries = 0;
+      const db = Object.create(server.app.db) as typeof server.app.db;
+      db.query = ((...args: Parameters<typeof db.query>) => {
+        queries++;
+        return server.app.db.query(...args);
+      }) as typeof db.query;
+      const indexer = createIndexer(db, slow, constantEmbedder, pino({ level: "silent" }));
+      indexer.start();
+      expect(reconciling).toBe(true);
+      let stopped = false;
+      const stopping = indexer.stop().then(() => (stopped = true));
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(stopped).toBe(false);
+      release();
+      await stopping;
+      const after = queries;
+      await new Promise((resolve) => setImmediate(resolve));
+      indexer.notify();
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(queries).toBe(after);
+    } finally {
+      await server.close();
+    }
+  });
+
   it("never removes the vector of a memory written while it runs", async () => {
     const server = await startTestServer("pglite");
     try {

@@ -437,16 +437,59 @@ describe("LanceDB across processes", () => {
       const records = Array.from({ length: 20 }, (_, i) => record(rand, i));
       expect(await reader.count()).toBe(0);
       await writer.upsert(records);
-      const written = Date.now();
-      while ((await reader.count()) < 20) {
-        expect(Date.now() - written).toBeLessThan(interval * 1000 + 1000);
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+      // A read checks for other processes' writes once its last check is older than the interval:
+      // after waiting it out, the next read must see them (a lower bound only, so no race with a deadline).
+      await new Promise((resolve) => setTimeout(resolve, interval * 1000 + 50));
+      expect(await reader.count()).toBe(20);
       const [hit] = await reader.search(records[3]!.vector, { workspaceId: "ws_a" }, 1);
       expect(hit!.id).toBe(records[3]!.id);
     } finally {
       await writer.close();
       await reader.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("optimize() during a batch ingest on one handle", () => {
+  it("never fails: compaction and the writes it races are serialised or retried", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "agentmem-optimize-ingest-"));
+    const index = await openLanceIndex({ uri: dir, dimensions: dims, annThreshold: 256 });
+    try {
+      const rand = prng(5);
+      await index.upsert(Array.from({ length: 300 }, (_, i) => record(rand, i)));
+      // Batches that update existing rows (mergeInsert: an Update) while optimize() compacts (a Rewrite).
+      const ingest = (async () => {
+        for (let b = 0; b < 30; b++) await index.upsert(Array.from({ length: 32 }, (_, i) => record(rand, (b * 32 + i) % 400)));
+      })();
+      const optimizing = (async () => {
+        for (let n = 0; n < 6; n++) await index.optimize();
+      })();
+      await Promise.all([ingest, optimizing]);
+      expect(await index.count()).toBe(400);
+    } finally {
+      await index.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("close() with searches in flight", () => {
+  it("lets searches begun before close() finish on an open table, and refuses later ones clearly", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "agentmem-close-search-"));
+    const index = await openLanceIndex({ uri: dir, dimensions: dims });
+    try {
+      const rand = prng(11);
+      await index.upsert(Array.from({ length: 300 }, (_, i) => record(rand, i)));
+      const query = unitVector(rand);
+      // k above the row count: each search runs a second, exhaustive scan after the first one returns.
+      const searches = Array.from({ length: 8 }, () => index.search(query, { workspaceId: "ws_a" }, 1000).then((h) => h.length, String));
+      const keyword = index.keywordSearch("memory", { workspaceId: "ws_a" }, 10).then(() => "ok", String);
+      await index.close();
+      expect(await Promise.all(searches)).toEqual(Array.from({ length: 8 }, () => 300));
+      expect(await keyword).toBe("ok");
+      await expect(index.search(query, { workspaceId: "ws_a" }, 5)).rejects.toThrow("the LanceDB vector index is closed");
+    } finally {
       await rm(dir, { recursive: true, force: true });
     }
   });

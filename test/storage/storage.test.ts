@@ -30,14 +30,24 @@ describe("storage", () => {
 
   it("migrates once: a second run applies nothing", async () => {
     const db = await openDatabase({ dataDir: "memory://", poolSize: 1 });
-    expect(await migrate(db)).toEqual([1, 2, 3, 4, 7]);
+    expect(await migrate(db)).toEqual([1, 2, 3, 4, 5, 7]);
     expect(await migrate(db)).toEqual([]);
     await db.close();
   });
 
   it("lets several nodes start on one PostgreSQL database at once and share its data", async () => {
     const database = await freshPostgresDatabase();
-    const config = loadConfig({ PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "warn", DATABASE_URL: database.url, AGENTMEM_ADMIN_KEY: adminKey });
+    // Nodes of one database share one LanceDB location (test/search/several-nodes.test.ts covers more).
+    const lanceDir = await mkdtemp(path.join(os.tmpdir(), "agentmem-nodes-"));
+    const config = loadConfig({
+      PORT: "0",
+      HOST: "127.0.0.1",
+      LOG_LEVEL: "warn",
+      DATABASE_URL: database.url,
+      LANCEDB_URI: lanceDir,
+      EMBEDDING_WORKERS: "1",
+      AGENTMEM_ADMIN_KEY: adminKey,
+    });
     const nodes = await Promise.all([startApp(config), startApp(config), startApp(config)]);
     try {
       const created = await fetch(`${nodes[0]!.url}/api/v1/admin/keys`, {
@@ -52,6 +62,7 @@ describe("storage", () => {
     } finally {
       await Promise.all(nodes.map((n) => n.close()));
       await database.drop();
+      await rm(lanceDir, { recursive: true, force: true });
     }
   });
 });

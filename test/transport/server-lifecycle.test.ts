@@ -4,7 +4,7 @@ import http from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MemoryService } from "../../gen/agent/v1/memory_pb.js";
 import { grpcClient } from "../support/grpc-client.js";
-import { startTestServer, type TestServer } from "../support/test-server.js";
+import { rest, startTestServer, type TestServer } from "../support/test-server.js";
 
 describe("server lifecycle and operations endpoints", () => {
   let server: TestServer;
@@ -24,10 +24,14 @@ describe("server lifecycle and operations endpoints", () => {
 
   it("reports readiness failure when the database is gone", async () => {
     const doomed = await startTestServer("pglite");
+    // The indexer would poll the closed database until close(); closing only Fastify, as this test
+    // did, left it polling ("indexing failed … PGlite is closed") for the rest of the test run.
+    await doomed.app.indexer.stop();
     await doomed.app.db.close();
     const res = await fetch(`${doomed.url}/readyz`);
     expect(res.status).toBe(503);
-    await doomed.app.fastify.close();
+    // close() still ends everything else, and reports the database it could not close a second time.
+    await expect(doomed.app.close()).rejects.toThrow(/closed/);
   });
 });
 
@@ -53,3 +57,34 @@ describe("graceful shutdown", () => {
     agent.destroy();
   });
 });
+
+describe("shutdown with recalls in flight", () => {
+  for (const graceMs of ["0", "5000"]) {
+    it(`answers each recall 200 or closes its connection, never a 500 from a closed index (grace ${graceMs} ms)`, async () => {
+      const server = await startTestServer("pglite", { SHUTDOWN_GRACE_MS: graceMs });
+      const key = await server.createKey("acme", "agent-1");
+      const agent = rest(server.url, key);
+      const created = await agent("POST", "/api/v1/agent/memories", {
+        memories: Array.from({ length: 20 }, (_, i) => ({ content: `Shutdown fact number ${i} about the build farm`, type: "fact" })),
+      });
+      expect(created.status).toBe(200);
+      await server.app.indexer.drain();
+
+      // Distinct queries, so each one embeds and searches instead of hitting the query cache; fewer
+      // than the key's 32 concurrent requests.
+      const recalls = Array.from({ length: 24 }, (_, i) =>
+        agent("POST", "/api/v1/agent/recall", { query: `build farm fact ${i}`, limit: 5 }).then(
+          (res) => res.status,
+          () => "closed" as const,
+        ),
+      );
+      // Closes once the first recall has been answered: the others are queued or running.
+      await Promise.race(recalls);
+      await server.close();
+      const outcomes = await Promise.all(recalls);
+      // 503: sent by Fastify to a request that arrives on a kept-alive connection once closing has begun.
+      expect(outcomes.filter((o) => o !== 200 && o !== 503 && o !== "closed")).toEqual([]);
+    });
+  }
+});
+

@@ -10,6 +10,47 @@ import { adminKey, rest, startTestServer, type Backend, type TestServer } from "
 import { planEnv } from "./limits-env.js";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Repeats a request until its answer passes `done`, pausing 10 ms between tries so the polling stays
+ * under the key's sustained rate (100 per second); the test's timeout bounds the wait.
+ */
+async function until<T>(request: () => Promise<T>, done: (answer: T) => boolean): Promise<T> {
+  for (;;) {
+    const answer = await request();
+    if (done(answer)) return answer;
+    await sleep(10);
+  }
+}
+
+interface HeldRequest {
+  /** The status, once the server has answered (early: it refused the request). */
+  answered(): number | undefined;
+  /** Sends the rest of the body; resolves with the status. */
+  end(rest: string): Promise<number>;
+}
+
+/** A JSON POST whose body has begun but not ended, so the server holds it in flight. */
+function holdRequest(url: string, key: string, bodyStart: string): HeldRequest {
+  const req = http.request(url, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" } });
+  let status: number | undefined;
+  const response = new Promise<number>((resolve, reject) => {
+    req.on("response", (res) => {
+      res.resume();
+      res.on("end", () => resolve((status = res.statusCode!)));
+    });
+    req.on("error", reject);
+  });
+  req.write(bodyStart);
+  req.flushHeaders();
+  return {
+    answered: () => status,
+    end(rest) {
+      req.end(rest);
+      return response;
+    },
+  };
+}
 const rateHeaders = (h: Headers) => ({
   limit: Number(h.get("x-ratelimit-limit")),
   remaining: Number(h.get("x-ratelimit-remaining")),
@@ -129,25 +170,22 @@ describe.each(setups)("rate and concurrency limits (%s, %s store)", (backend, st
   it("refuses a key's requests beyond its concurrency limit, on every transport", async () => {
     const key = await keyOn("narrow");
     const call = rest(server.url, key);
-    // A create whose body is still arriving holds the key's one slot.
-    const held = http.request(`${server.url}/api/v1/agent/memories`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-    });
-    const heldResponse = new Promise<number>((resolve, reject) => {
-      held.on("response", (res) => {
-        res.resume();
-        res.on("end", () => resolve(res.statusCode!));
-      });
-      held.on("error", reject);
-    });
-    held.write('{"content": "slow');
-    held.flushHeaders();
-
-    // Until the server has counted the held request in, other requests may still get through.
-    let busy = await call("GET", "/api/v1/agent/stats");
-    for (let i = 0; i < 100 && busy.status !== 429; i++) busy = await call("GET", "/api/v1/agent/stats");
-    expect(busy.status).toBe(429);
+    // A create whose body is still arriving holds the key's one slot until its body ends. Probing with
+    // requests of the same key races the held one for the slot: while a probe is in flight, the held
+    // request is the one refused (with a 429 of its own; the limit works either way). So a refused held
+    // request is replaced by a new one, and the probes stop at the first refusal, which proves the held
+    // request is in: a barrier, where a fixed number of probes (about 200 ms) was a race.
+    let held: HeldRequest;
+    let busy: Awaited<ReturnType<typeof call>> | undefined;
+    do {
+      held = holdRequest(`${server.url}/api/v1/agent/memories`, key, '{"content": "slow');
+      busy = await until(
+        () => call("GET", "/api/v1/agent/stats"),
+        (r) => r.status === 429 || held.answered() !== undefined,
+      );
+      if (busy.status !== 429) busy = undefined;
+      else if (held.answered() !== undefined) busy = undefined; // both refused each other's slot: try again
+    } while (!busy);
     expect(busy.body.error).toMatchObject({ code: "rate_limited", details: { limit: "concurrency", retryAfter: "1" } });
     expect(busy.headers.get("retry-after")).toBe("1");
     expect(busy.headers.get("x-ratelimit-limit")).toBe("500");
@@ -158,10 +196,9 @@ describe.each(setups)("rate and concurrency limits (%s, %s store)", (backend, st
     expect(viaGrpc.error?.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
     expect(viaGrpc.error?.details).toMatch(/concurrent/);
 
-    held.end(' upload", "type": "fact"}');
-    expect(await heldResponse).toBe(200);
-    let free = await call("GET", "/api/v1/agent/stats");
-    for (let i = 0; i < 100 && free.status !== 200; i++) free = await call("GET", "/api/v1/agent/stats");
+    expect(await held.end(' upload", "type": "fact"}')).toBe(200);
+    // The slot is returned when the server closes the held response, which may follow the client's end.
+    const free = await until(() => call("GET", "/api/v1/agent/stats"), (r) => r.status !== 429);
     expect(free.status).toBe(200);
   });
 

@@ -1,3 +1,6 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type BenchServer } from "../../bench/lib/server.js";
 import { startApp, type App } from "../../src/app.js";
@@ -10,10 +13,13 @@ describe("rate limits shared by two server processes on one PostgreSQL database"
   let database: Awaited<ReturnType<typeof freshPostgresDatabase>>;
   let local: App;
   let child: BenchServer;
+  let lanceDir: string;
 
   beforeAll(async () => {
     database = await freshPostgresDatabase();
-    const env = { ...planEnv, RATE_LIMIT_STORE: "postgres", DATABASE_URL: database.url };
+    // Nodes of one database search one LanceDB index.
+    lanceDir = await mkdtemp(path.join(os.tmpdir(), "agentmem-shared-"));
+    const env = { ...planEnv, RATE_LIMIT_STORE: "postgres", DATABASE_URL: database.url, LANCEDB_URI: lanceDir };
     local = await startApp(loadConfig({ PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "warn", AGENTMEM_ADMIN_KEY: adminKey, ...env }));
     child = await startServer(database.url, env);
   });
@@ -21,6 +27,7 @@ describe("rate limits shared by two server processes on one PostgreSQL database"
     await child?.stop();
     await local?.close();
     await database?.drop();
+    await rm(lanceDir, { recursive: true, force: true });
   });
 
   async function keyOnBothNodes(name: string) {

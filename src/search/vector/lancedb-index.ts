@@ -1,6 +1,8 @@
 import { connect, Index, type Table } from "@lancedb/lancedb";
+import { inFlightGate } from "./in-flight-gate.js";
 import { idIn, lanceFilter } from "./lance-filter.js";
 import { lanceSchema, toArrowTable } from "./lance-records.js";
+import { retryConflicts } from "./lance-retry.js";
 import { checkDimensions, lastPerId, matchesNothing } from "./records.js";
 import { serialQueue } from "./serial.js";
 import type { KeywordHit, VectorFilter, VectorHit, VectorIndex } from "./vector-index.js";
@@ -67,18 +69,21 @@ export async function openLanceIndex(options: LanceIndexOptions): Promise<Vector
   const connection = await connect(options.uri, {
     readConsistencyInterval: options.readConsistencySeconds ?? defaultReadConsistencySeconds(options.uri),
   });
+  // Several nodes may open one location at the same moment: every step tolerates a concurrent twin.
   for (const name of await connection.tableNames()) {
-    if (retiredTablePrefixes.some((prefix) => name.startsWith(prefix))) await connection.dropTable(name);
+    if (retiredTablePrefixes.some((prefix) => name.startsWith(prefix))) {
+      await retryConflicts(() => connection.dropTable(name)).catch((err: unknown) => {
+        if (!/not found|does not exist/i.test(String(err))) throw err;
+      });
+    }
   }
-  const table = await connection.createEmptyTable(`memories_v2_${dimensions}`, schema, {
-    mode: "create",
-    existOk: true,
-  });
-  if (!(await table.listIndices()).some((i) => i.columns.includes("content"))) {
-    await table.createIndex("content", { config: contentIndex() });
-  }
+  const table = await retryConflicts(() =>
+    connection.createEmptyTable(`memories_v2_${dimensions}`, schema, { mode: "create", existOk: true }),
+  );
+  await ensureContentIndex(table);
   const write = serialQueue();
   const maintain = serialQueue();
+  const gate = inFlightGate("the LanceDB vector index");
 
   /** One scan for several query vectors; each result row names its vector in query_index. */
   async function scan(vectors: readonly Float32Array[], filter: VectorFilter, k: number, exhaustive: boolean): Promise<VectorHit[][]> {
@@ -121,86 +126,108 @@ export async function openLanceIndex(options: LanceIndexOptions): Promise<Vector
     kind: "lancedb",
 
     upsert: (records) =>
-      write(async () => {
-        if (records.length === 0) return;
-        for (const r of records) checkDimensions(r.vector, dimensions);
-        await table
-          .mergeInsert("id")
-          .whenMatchedUpdateAll()
-          .whenNotMatchedInsertAll()
-          .execute(toArrowTable(schema, dimensions, lastPerId(records)));
-      }),
+      gate.run(() =>
+        write(async () => {
+          if (records.length === 0) return;
+          for (const r of records) checkDimensions(r.vector, dimensions);
+          const rows = toArrowTable(schema, dimensions, lastPerId(records));
+          await retryConflicts(() => table.mergeInsert("id").whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(rows));
+        }),
+      ),
 
     delete: (ids) =>
-      write(async () => {
-        if (ids.length > 0) await table.delete(idIn(ids));
-      }),
+      gate.run(() =>
+        write(async () => {
+          if (ids.length > 0) await retryConflicts(() => table.delete(idIn(ids)));
+        }),
+      ),
 
-    async search(vector, filter, k) {
-      return (await searchMany([vector], filter, k))[0]!;
-    },
+    search: (vector, filter, k) => gate.run(async () => (await searchMany([vector], filter, k))[0]!),
 
-    searchMany,
+    searchMany: (vectors, filter, k) => gate.run(() => searchMany(vectors, filter, k)),
 
-    async keywordSearch(query, filter, k) {
-      if (k <= 0 || matchesNothing(filter)) return [];
-      const result = await table
-        .query()
-        .fullTextSearch(query, { columns: "content" })
-        .where(lanceFilter(filter))
-        .select(["id", "vector", "_score"])
-        .limit(k)
-        .toArrow();
-      // A search without hits yields an Arrow table without columns.
-      const ids = result.getChild("id");
-      if (!ids) return [];
-      const scores = result.getChild("_score")!;
-      const vectors = result.getChild("vector")!;
-      const hits: KeywordHit[] = [];
-      for (let i = 0; i < result.numRows; i++) {
-        hits.push({ id: ids.get(i) as string, bm25: scores.get(i) as number, vector: vectors.get(i)!.toArray() as Float32Array });
-      }
-      return hits;
-    },
+    keywordSearch: (query, filter, k) => gate.run(() => keywordSearch(query, filter, k)),
 
-    optimize: () => maintain(() => optimizeTable(table, annThreshold)),
+    optimize: () => gate.run(() => maintain(() => optimizeTable(table, annThreshold))),
 
-    count: () => table.countRows(),
+    count: () => gate.run(() => table.countRows()),
 
-    async ids() {
-      // An empty table yields an Arrow table without columns.
-      const column = (await table.query().select(["id"]).toArrow()).getChild("id");
-      const ids = new Set<string>();
-      if (column) for (const id of column) ids.add(id as string);
-      return ids;
-    },
+    ids: () => gate.run(ids),
 
     async close() {
-      await Promise.all([write(async () => undefined), maintain(async () => undefined)]);
+      await gate.close();
       table.close();
       connection.close();
     },
   };
+
+  async function keywordSearch(query: string, filter: VectorFilter, k: number): Promise<KeywordHit[]> {
+    if (k <= 0 || matchesNothing(filter)) return [];
+    const result = await table
+      .query()
+      .fullTextSearch(query, { columns: "content" })
+      .where(lanceFilter(filter))
+      .select(["id", "vector", "_score"])
+      .limit(k)
+      .toArrow();
+    // A search without hits yields an Arrow table without columns.
+    const ids = result.getChild("id");
+    if (!ids) return [];
+    const scores = result.getChild("_score")!;
+    const vectors = result.getChild("vector")!;
+    const hits: KeywordHit[] = [];
+    for (let i = 0; i < result.numRows; i++) {
+      hits.push({ id: ids.get(i) as string, bm25: scores.get(i) as number, vector: vectors.get(i)!.toArray() as Float32Array });
+    }
+    return hits;
+  }
+
+  async function ids(): Promise<Set<string>> {
+    // An empty table yields an Arrow table without columns.
+    const column = (await table.query().select(["id"]).toArrow()).getChild("id");
+    const found = new Set<string>();
+    if (column) for (const id of column) found.add(id as string);
+    return found;
+  }
+}
+
+/**
+ * Creates the full-text index that keyword search needs from the first query. Nodes starting together
+ * race to create it: the loser's conflict is retried, and then finds it built (or is told it exists).
+ */
+async function ensureContentIndex(table: Table): Promise<void> {
+  const hasIt = async () => (await table.listIndices()).some((i) => i.columns.includes("content"));
+  await retryConflicts(async () => {
+    if (await hasIt()) return;
+    try {
+      await table.createIndex("content", { config: contentIndex() });
+    } catch (err) {
+      if (/already exists/i.test(String(err)) && (await hasIt())) return;
+      throw err;
+    }
+  });
 }
 
 /** Compacts and folds new rows into the indexes, then creates the indexes the table has grown into. */
 async function optimizeTable(table: Table, annThreshold: number): Promise<void> {
-  await table.optimize({ cleanupOlderThan: new Date(Date.now() - versionRetentionMs) });
+  await retryConflicts(() => table.optimize({ cleanupOlderThan: new Date(Date.now() - versionRetentionMs) }));
   const rows = await table.countRows();
   if (rows === 0) return;
   const indexes = await table.listIndices();
   const indexed = new Set(indexes.flatMap((i) => i.columns));
   for (const [column, kind] of scalarIndexes) {
-    if (!indexed.has(column)) await table.createIndex(column, { config: kind() });
+    if (!indexed.has(column)) await retryConflicts(() => table.createIndex(column, { config: kind() }));
   }
   if (rows < annThreshold) return;
   const current = indexes.find((i) => i.name.startsWith(annIndexPrefix));
   const built = current ? Number(current.name.slice(annIndexPrefix.length)) : 0;
   const wanted = partitionsFor(rows);
   if (wanted < 2 * built) return;
-  await table.createIndex("vector", {
-    config: Index.ivfFlat({ distanceType: "cosine", numPartitions: wanted }),
-    name: `${annIndexPrefix}${wanted}`,
-  });
-  if (current) await table.dropIndex(current.name);
+  await retryConflicts(() =>
+    table.createIndex("vector", {
+      config: Index.ivfFlat({ distanceType: "cosine", numPartitions: wanted }),
+      name: `${annIndexPrefix}${wanted}`,
+    }),
+  );
+  if (current) await retryConflicts(() => table.dropIndex(current.name));
 }

@@ -5,6 +5,22 @@ import type { Config } from "../../config.js";
 import type { Database } from "../../db/database.js";
 import type { VectorIndex } from "./vector-index.js";
 
+/** How the database records an index kept in a per-process temporary directory (DATA_DIR=memory://). */
+export const ephemeralLocation = "ephemeral";
+
+type LanceConfig = Pick<Config, "LANCEDB_URI" | "DATA_DIR">;
+
+/**
+ * Where this node's LanceDB index lives, as the database records it: an object store URI as given, a
+ * directory resolved to an absolute path (so ./data/lance and /srv/agentmem/data/lance compare equal),
+ * or `ephemeral` for the temporary directory of an in-memory DATA_DIR.
+ */
+export function lanceLocationOf(config: LanceConfig): string {
+  if (config.LANCEDB_URI) return config.LANCEDB_URI.includes("://") ? config.LANCEDB_URI : path.resolve(config.LANCEDB_URI);
+  if (config.DATA_DIR.startsWith("memory://")) return ephemeralLocation;
+  return path.resolve(config.DATA_DIR, "lance");
+}
+
 /**
  * Opens the configured vector index. pgvector lives in `db` (opened with `vector: true` on PGlite);
  * LanceDB lives at LANCEDB_URI or DATA_DIR/lance, or for an in-memory DATA_DIR in a temporary directory
@@ -21,10 +37,8 @@ export async function openVectorIndex(
   }
   // Imported on demand: the LanceDB native module is large and unused with pgvector.
   const { openLanceIndex } = await import("./lancedb-index.js");
-  if (config.LANCEDB_URI) return openLanceIndex({ uri: config.LANCEDB_URI, dimensions });
-  if (!config.DATA_DIR.startsWith("memory://")) {
-    return openLanceIndex({ uri: path.resolve(config.DATA_DIR, "lance"), dimensions });
-  }
+  const location = lanceLocationOf(config);
+  if (location !== ephemeralLocation) return openLanceIndex({ uri: location, dimensions });
   const scratch = await mkdtemp(path.join(os.tmpdir(), "agentmem-lance-"));
   const index = await openLanceIndex({ uri: scratch, dimensions });
   return {
