@@ -1,5 +1,4 @@
 import { createContextValues } from "@connectrpc/connect";
-import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
 import Fastify, { LogController, type FastifyInstance } from "fastify";
 import { readFile } from "node:fs/promises";
 import { AdminService } from "../gen/agent/v1/admin_pb.js";
@@ -27,11 +26,13 @@ import { openVectorIndex } from "./search/vector/open-vector-index.js";
 import type { VectorIndex } from "./search/vector/vector-index.js";
 import { healthPlugin } from "./observability/health.js";
 import { metricsPlugin } from "./observability/metrics.js";
-import { restErrorHandling } from "./transport/error-handler.js";
+import { connectRoutes } from "./transport/connect/connect-routes.js";
+import { frameworkErrorHandler, restErrorHandling } from "./transport/error-handler.js";
 import { onePortServer } from "./transport/one-port.js";
 import { restRoutes } from "./transport/rest/rest-routes.js";
 import { bindService, clientAddressKey, type ServiceBinding } from "./transport/service-binding.js";
 import { requestHeaders } from "./transport/headers.js";
+import { bodyGuardPlugin } from "./transport/rest/body-guard.js";
 import { rateLimitPlugin } from "./transport/rate-limit-hook.js";
 import { createAdmission } from "./usage/admission.js";
 import { memoryRateLimitStore, postgresRateLimitStore, type RateLimitStore } from "./usage/rate-limit-store.js";
@@ -48,6 +49,9 @@ export interface App {
   url: string;
   close(): Promise<void>;
 }
+
+// Node's default limit on request headers (16 KiB over HTTP/1.1) bounds the URL; HTTP/2 allows 64 KiB.
+const maxUrlLength = 65_536;
 
 const openApiPath = new URL("../gen/openapi.json", import.meta.url);
 
@@ -69,20 +73,23 @@ export async function startApp(config: Config): Promise<App> {
     const vectors = await openVectorIndex(config, db, embedder.info.dimensions);
     opened.unshift(vectors);
     await checkIndexState(db, embedder.info, vectors.kind);
-    const fastify = Fastify({
-      serverFactory: onePortServer({ graceMs: config.SHUTDOWN_GRACE_MS }),
-      bodyLimit: config.BODY_LIMIT_BYTES,
-      // Per-request logs cost throughput; latency and status per route are in /metrics.
-      logController: new LogController({ disableRequestLogging: true }),
-      logger: { level: config.LOG_LEVEL, redact: ["req.headers.authorization", "headers.authorization"] },
-    });
     const auth = createAuthenticator(db, config.AGENTMEM_ADMIN_KEY, config.AUTH_CACHE_TTL_MS);
-    const indexer = createIndexer(db, vectors, embedder, fastify.log);
-    const traces = createTraceStore(db, fastify.log);
     const rateLimits: RateLimitStore | null =
       config.RATE_LIMIT_STORE === "off" ? null : config.RATE_LIMIT_STORE === "postgres" ? postgresRateLimitStore(db) : memoryRateLimitStore();
     if (rateLimits) opened.unshift(rateLimits);
     const admission = createAdmission(rateLimits, config.plans);
+    const fastify = Fastify({
+      serverFactory: onePortServer({ graceMs: config.SHUTDOWN_GRACE_MS }),
+      bodyLimit: config.BODY_LIMIT_BYTES,
+      // Above any URL Node accepts, so over-long ids reach the services, which answer not_found or invalid_request.
+      routerOptions: { maxParamLength: maxUrlLength },
+      frameworkErrors: frameworkErrorHandler({ auth, admission }),
+      // Per-request logs cost throughput; latency and status per route are in /metrics.
+      logController: new LogController({ disableRequestLogging: true }),
+      logger: { level: config.LOG_LEVEL, redact: ["req.headers.authorization", "headers.authorization"] },
+    });
+    const indexer = createIndexer(db, vectors, embedder, fastify.log);
+    const traces = createTraceStore(db, fastify.log);
     const usage = usageMeter(db, config.plans);
     const guard = { auth, log: fastify.log, admission };
     const recall = recallService({
@@ -120,21 +127,22 @@ export async function startApp(config: Config): Promise<App> {
     await fastify.register(metricsPlugin);
     await fastify.register(healthPlugin, { db });
     await fastify.register(rateLimitPlugin, { auth, admission });
+    await fastify.register(bodyGuardPlugin, { bodyTimeoutMs: config.REQUEST_BODY_TIMEOUT_MS });
     await fastify.register(restRoutes, { bindings });
     const openApi = await readFile(openApiPath, "utf8");
     fastify.get("/api/v1/agent/openapi.json", async (req, reply) => {
       await auth.authenticate(requestHeaders(req.headers));
       return reply.type("application/json").send(openApi);
     });
-    await fastify.register(fastifyConnectPlugin, {
+    await fastify.register(connectRoutes, {
       routes: (router) => {
         for (const b of bindings) router.service(b.service, b.impl);
       },
-      readMaxBytes: config.BODY_LIMIT_BYTES,
       contextValues: (req) => createContextValues().set(clientAddressKey, req.ip),
-      jsonOptions: { ignoreUnknownFields: false },
-      // No shutdownTimeoutMs: the one-port server already gives in-flight requests SHUTDOWN_GRACE_MS,
-      // and Connect's version hangs every request on one shared AbortSignal (MaxListenersExceeded).
+      maxBytes: config.BODY_LIMIT_BYTES,
+      bodyTimeoutMs: config.REQUEST_BODY_TIMEOUT_MS,
+      auth,
+      admission,
     });
 
     const url = await fastify.listen({ port: config.PORT, host: config.HOST });
