@@ -27,7 +27,7 @@ import type { VectorIndex } from "./search/vector/vector-index.js";
 import { healthPlugin } from "./observability/health.js";
 import { metricsPlugin } from "./observability/metrics.js";
 import { connectRoutes } from "./transport/connect/connect-routes.js";
-import { frameworkErrorHandler, restErrorHandling } from "./transport/error-handler.js";
+import { clientErrorHandler, frameworkErrorHandler, restErrorHandling } from "./transport/error-handler.js";
 import { onePortServer } from "./transport/one-port.js";
 import { restRoutes } from "./transport/rest/rest-routes.js";
 import { bindService, clientAddressKey, type ServiceBinding } from "./transport/service-binding.js";
@@ -79,7 +79,7 @@ export async function startApp(config: Config): Promise<App> {
     if (rateLimits) opened.unshift(rateLimits);
     const admission = createAdmission(rateLimits, config.plans);
     const fastify = Fastify({
-      serverFactory: onePortServer({ graceMs: config.SHUTDOWN_GRACE_MS }),
+      serverFactory: onePortServer({ graceMs: config.SHUTDOWN_GRACE_MS, onClientError: clientErrorHandler({ auth, admission }) }),
       bodyLimit: config.BODY_LIMIT_BYTES,
       // Above any URL Node accepts, so over-long ids reach the services, which answer not_found or invalid_request.
       routerOptions: { maxParamLength: maxUrlLength },

@@ -1,4 +1,6 @@
 import { ConnectError } from "@connectrpc/connect";
+import { errorToJsonBytes } from "@connectrpc/connect/protocol-connect";
+import type { Duplex } from "node:stream";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { apiError, describeError, httpStatusOf, invalidRequest, type ErrorBody } from "../errors/api-error.js";
 import { admitHttpRequest, type HttpAdmissionOptions } from "./rate-limit-hook.js";
@@ -56,4 +58,54 @@ export function fastifyError(err: FastifyError): ConnectError {
   }
   if ((err.statusCode ?? 500) < 500) return invalidRequest("body", "format", "cannot be read as a request");
   return apiError("server_error", "internal server error");
+}
+
+/**
+ * Answers an HTTP/1.1 request Node's parser refused (a URL or headers over its 16 KiB limit, a
+ * malformed request line) with the error model and the rate-limit headers of the client's address,
+ * then closes the connection: nothing after the bad bytes can be trusted.
+ */
+export function clientErrorHandler(opts: HttpAdmissionOptions) {
+  return (err: NodeJS.ErrnoException, socket: Duplex & { remoteAddress?: string }) => {
+    if (err.code === "ECONNRESET" || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const refusal =
+      err.code === "HPE_HEADER_OVERFLOW"
+        ? invalidRequest("headers", "max_size", "are larger than the server accepts (16 KiB with the URL)")
+        : invalidRequest("request", "format", "is not a valid HTTP/1.1 request");
+    opts.admission
+      .admit(undefined, socket.remoteAddress ?? "unknown")
+      .then(
+        (admitted) => {
+          admitted.release();
+          return { error: refusal, headers: admitted.headers };
+        },
+        (limited: unknown) => ({ error: limited, headers: [] as ReadonlyArray<readonly [string, string]> }),
+      )
+      .then(({ error, headers }) => {
+        const described = describeError(error);
+        const status = httpStatusOf(described.code);
+        // Connect routes answer Connect's error JSON; everything else (REST, unknown) REST's.
+        const connect = !requestPathOf(err).startsWith("/api/") && error instanceof ConnectError;
+        const body = connect ? Buffer.from(errorToJsonBytes(error, {})) : Buffer.from(JSON.stringify({ error: described }));
+        const lines = [
+          `HTTP/1.1 ${status} ${status === 400 ? "Bad Request" : "Too Many Requests"}`,
+          `content-type: application/json${connect ? "" : "; charset=utf-8"}`,
+          `content-length: ${body.length}`,
+          "connection: close",
+          ...headers.map(([name, value]) => `${name}: ${value}`),
+          ...(error instanceof ConnectError ? [...error.metadata].map(([name, value]) => `${name}: ${value}`) : []),
+        ];
+        socket.end(Buffer.concat([Buffer.from(`${lines.join("\r\n")}\r\n\r\n`), body]));
+      })
+      .catch(() => socket.destroy());
+  };
+}
+
+/** The path of the request line in the bytes Node's parser refused, or "" when it is unreadable. */
+function requestPathOf(err: NodeJS.ErrnoException & { rawPacket?: Buffer }): string {
+  const line = err.rawPacket?.toString("latin1", 0, 2048).split("\r\n", 1)[0] ?? "";
+  return line.split(" ")[1] ?? "";
 }

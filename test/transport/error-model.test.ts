@@ -77,6 +77,14 @@ describe("errors outside the RPCs are in the error model", () => {
       expect(error.message).not.toMatch(/content-type is set to/);
     });
 
+    it("answers a request whose URL and headers exceed Node's 16 KiB limit in the error model", async () => {
+      const res = await h1Raw(server.url, `GET /api/v1/agent/memories/${"a".repeat(20_000)} HTTP/1.1\nHost: test\nAuthorization: Bearer ${key}\n`);
+      expect(expectRestError(res.status, new Headers(res.headers), res.body)).toMatchObject({
+        code: "invalid_request",
+        details: { field: "headers", rule: "max_size" },
+      });
+    });
+
     it(
       "fails a stalled HTTP/1.1 body after REQUEST_BODY_TIMEOUT_MS and closes the connection",
       async () => {
@@ -199,6 +207,11 @@ describe("errors outside the RPCs are in the error model", () => {
       const fields = statusOf(res);
       expect(expectGrpcError(fields)).toMatchObject({ grpcStatus: 3, reason: "invalid_request", metadata: { rule } });
       expect(fields["x-ratelimit-limit"] ?? res.headers["x-ratelimit-limit"]).toBeDefined();
+    });
+
+    it("answers an unknown application/grpc+ content type with a gRPC status", async () => {
+      const res = await h2Request(server.url, grpcHeaders({ "content-type": "application/grpc+nope" }), grpcFrame(message));
+      expect(expectGrpcError(statusOf(res))).toMatchObject({ grpcStatus: 3, metadata: { field: "content-type", rule: "content_type" } });
     });
 
     it(

@@ -8,7 +8,7 @@ import type { Authenticator } from "../../accounts/authenticator.js";
 import { closeAfterResponse } from "../close-unfinished.js";
 import { requestHeaders } from "../headers.js";
 import { vetBody, vetHeaders, type VetOptions } from "./vet-request.js";
-import { errorResponse, wireOf, type Wire } from "./wire.js";
+import { errorResponse, refusalWireOf, wireOf, type Wire } from "./wire.js";
 import { withHeaders } from "../../usage/admission.js";
 
 export interface ConnectRoutesOptions {
@@ -39,6 +39,7 @@ export async function connectRoutes(app: FastifyInstance, opts: ConnectRoutesOpt
     jsonOptions: { ignoreUnknownFields: false },
   });
   opts.routes(router);
+  const bodyReadStarted = new WeakSet<FastifyRequest>();
   const vet: VetOptions = { maxBytes: opts.maxBytes, bodyTimeoutMs: opts.bodyTimeoutMs, compressions };
   app.removeAllContentTypeParsers();
   app.addContentTypeParser("*", (_req, _payload, done) => done(null, undefined));
@@ -48,7 +49,7 @@ export async function connectRoutes(app: FastifyInstance, opts: ConnectRoutesOpt
   }
 
   async function serve(handler: UniversalHandler, req: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const wire = wireOf(req.headers["content-type"] ?? null);
+    const wire = refusalWireOf(req.headers["content-type"] ?? null);
     let res: UniversalServerResponse;
     try {
       const vetted = await vetCall(handler, req);
@@ -63,8 +64,9 @@ export async function connectRoutes(app: FastifyInstance, opts: ConnectRoutesOpt
       req.log.error({ err, rpc: `${handler.service.typeName}/${handler.method.name}` }, "unexpected failure");
       res = errorResponse(wire, apiError("server_error", "internal server error"));
     }
-    // Refused before its body was read to the end: nothing will read the rest.
-    if (!req.raw.readableEnded) closeAfterResponse(req.raw, reply.raw);
+    // Refused while its body was being read (too large, too slow): nothing will read the rest. A body
+    // never read is discarded by Node, keeping the connection usable.
+    if (bodyReadStarted.has(req) && !req.raw.readableEnded) closeAfterResponse(req.raw, reply.raw);
     for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) reply.raw.setHeader(name, value);
     try {
       await universalResponseToNodeResponse(res, reply.raw);
@@ -89,6 +91,7 @@ export async function connectRoutes(app: FastifyInstance, opts: ConnectRoutesOpt
     const refused = vetHeaders(wire, header, vet);
     if (refused) return refused;
     try {
+      bodyReadStarted.add(req);
       return await vetBody(wire, handler.method, header, requestBody(req), vet);
     } catch (err) {
       if (err instanceof ConnectError) return err;

@@ -56,6 +56,19 @@ export function wireOf(contentType: string | null): Wire | undefined {
 }
 
 /**
+ * The wire to answer a refused request on: its own, or for an unknown content type the protocol it
+ * names (an "application/grpc+…" caller reads gRPC statuses), else Connect's JSON errors.
+ */
+export function refusalWireOf(contentType: string | null): Wire | undefined {
+  const wire = wireOf(contentType);
+  if (wire) return wire;
+  const type = contentType?.toLowerCase() ?? "";
+  if (type.startsWith("application/grpc-web")) return wireOf("application/grpc-web+proto");
+  if (type.startsWith("application/grpc")) return wireOf("application/grpc+proto");
+  return undefined;
+}
+
+/**
  * A complete error response in the wire's protocol: Connect's JSON error body with its HTTP status,
  * or a gRPC / gRPC-Web trailers-only response. The error's details (our ErrorInfo) and metadata
  * (rate-limit headers) are carried as Connect itself would carry them.
