@@ -87,8 +87,8 @@ export function clientErrorHandler(opts: HttpAdmissionOptions) {
       .then(({ error, headers }) => {
         const described = describeError(error);
         const status = httpStatusOf(described.code);
-        // Connect routes answer Connect's error JSON; everything else (REST, unknown) REST's.
-        const connect = !requestPathOf(err).startsWith("/api/") && error instanceof ConnectError;
+        // Connect routes (/package.Service/Method) answer Connect's error JSON; everything else REST's.
+        const connect = rpcPath.test(requestPathOf(err)) && error instanceof ConnectError;
         const body = connect ? Buffer.from(errorToJsonBytes(error, {})) : Buffer.from(JSON.stringify({ error: described }));
         const lines = [
           `HTTP/1.1 ${status} ${status === 400 ? "Bad Request" : "Too Many Requests"}`,
@@ -103,6 +103,8 @@ export function clientErrorHandler(opts: HttpAdmissionOptions) {
       .catch(() => socket.destroy());
   };
 }
+
+const rpcPath = /^\/[\w.]+\/\w+$/;
 
 /** The path of the request line in the bytes Node's parser refused, or "" when it is unreadable. */
 function requestPathOf(err: NodeJS.ErrnoException & { rawPacket?: Buffer }): string {

@@ -85,6 +85,19 @@ describe("errors outside the RPCs are in the error model", () => {
       });
     });
 
+    it.each([
+      ["both Content-Length and Transfer-Encoding", "Content-Length: 5\nTransfer-Encoding: chunked\n", "0\r\n\r\n"],
+      ["a malformed chunk size", "Transfer-Encoding: chunked\n", "zz\r\n{}\r\n0\r\n\r\n"],
+      ["a Content-Length that is not a number", "Content-Length: abc\n", "{}"],
+    ])("answers a request with %s in the error model", async (_name, framing, body) => {
+      const res = await h1Raw(
+        server.url,
+        `POST /api/v1/agent/memories HTTP/1.1\nHost: test\nAuthorization: Bearer ${key}\nContent-Type: application/json\n${framing}`,
+        body,
+      );
+      expect(expectRestError(res.status, new Headers(res.headers), res.body)).toMatchObject({ code: "invalid_request" });
+    });
+
     it(
       "fails a stalled HTTP/1.1 body after REQUEST_BODY_TIMEOUT_MS and closes the connection",
       async () => {
