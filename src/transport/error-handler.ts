@@ -3,6 +3,7 @@ import { errorToJsonBytes } from "@connectrpc/connect/protocol-connect";
 import type { Duplex } from "node:stream";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { apiError, describeError, httpStatusOf, invalidRequest, type ErrorBody } from "../errors/api-error.js";
+import { bodyTooLargeError } from "./body-errors.js";
 import { admitHttpRequest, type HttpAdmissionOptions } from "./rate-limit-hook.js";
 
 /** Renders every REST failure, ours or Fastify's (bad JSON, body too large, no route), as the spec's error body. */
@@ -41,7 +42,7 @@ export function frameworkErrorHandler(admission: HttpAdmissionOptions) {
 export function fastifyError(err: FastifyError): ConnectError {
   switch (err.code) {
     case "FST_ERR_CTP_BODY_TOO_LARGE":
-      return apiError("invalid_request", "body: is larger than the request size limit", { field: "body", rule: "max_size" });
+      return bodyTooLargeError();
     case "FST_ERR_CTP_EMPTY_JSON_BODY":
       return invalidRequest("body", "required", "must not be empty when content-type is application/json");
     case "FST_ERR_CTP_INVALID_JSON_BODY":

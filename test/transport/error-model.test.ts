@@ -164,6 +164,12 @@ describe("errors outside the RPCs are in the error model", () => {
       expect(res.headers.get("x-ratelimit-limit")).not.toBeNull();
     });
 
+    it("refuses a body that decompresses beyond the size limit with max_size", async () => {
+      const bomb = gzipSync(`{"id": "${" ".repeat(5 * 1024 * 1024)}"}`);
+      const res = await connect(bomb, { "content-type": "application/json", "content-encoding": "gzip" });
+      expect(expectConnectError(res.status, res.text)).toMatchObject({ reason: "invalid_request", metadata: { field: "body", rule: "max_size" } });
+    });
+
     it("accepts a gzip-compressed Connect body", async () => {
       const res = await connect(gzipSync('{"id": "mem_x"}'), { "content-type": "application/json", "content-encoding": "gzip" });
       expect(expectConnectError(res.status, res.text)).toMatchObject({ reason: "not_found" });

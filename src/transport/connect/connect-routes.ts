@@ -3,13 +3,12 @@ import { createAsyncIterable, type UniversalHandler, type UniversalServerRespons
 import { compressionBrotli, compressionGzip, universalRequestFromNodeRequest, universalResponseToNodeResponse } from "@connectrpc/connect-node";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { apiError, invalidRequest } from "../../errors/api-error.js";
-import type { Admission } from "../../usage/admission.js";
+import { withHeaders, type Admission } from "../../usage/admission.js";
 import type { Authenticator } from "../../accounts/authenticator.js";
 import { closeAfterResponse } from "../close-unfinished.js";
 import { requestHeaders } from "../headers.js";
 import { vetBody, vetHeaders, type VetOptions } from "./vet-request.js";
 import { errorResponse, refusalWireOf, wireOf, type Wire } from "./wire.js";
-import { withHeaders } from "../../usage/admission.js";
 
 export interface ConnectRoutesOptions {
   routes(router: ConnectRouter): void;

@@ -1,9 +1,9 @@
 import type { DescMethod } from "@bufbuild/protobuf";
-import { ConnectError } from "@connectrpc/connect";
+import { Code, ConnectError } from "@connectrpc/connect";
 import type { Compression } from "@connectrpc/connect/protocol";
 import { invalidRequest } from "../../errors/api-error.js";
 import { decodeBinary, decodeJsonText } from "../decode-errors.js";
-import { bodyTimeoutError } from "../rest/body-guard.js";
+import { bodyTimeoutError, bodyTooLargeError } from "../body-errors.js";
 import type { Wire } from "./wire.js";
 
 // Connect-ES reports malformed requests outside our error model: binary parse failures as
@@ -90,12 +90,10 @@ async function decompress(compression: Compression, bytes: Uint8Array, maxBytes:
   try {
     return await compression.decompress(bytes, maxBytes);
   } catch (err) {
-    if (ConnectError.from(err).message.includes("larger than")) throw tooLarge();
+    if (ConnectError.from(err).code === Code.ResourceExhausted) throw bodyTooLargeError();
     throw invalidRequest("body", "content_encoding", `is not valid ${compression.name} data`);
   }
 }
-
-const tooLarge = () => invalidRequest("body", "max_size", "is larger than the request size limit");
 
 /** Every chunk of the body, failing once it exceeds maxBytes or has not ended within timeoutMs. */
 async function readWithin(body: AsyncIterable<Uint8Array>, maxBytes: number, timeoutMs: number): Promise<Uint8Array> {
@@ -111,7 +109,7 @@ async function readWithin(body: AsyncIterable<Uint8Array>, maxBytes: number, tim
       const next = await Promise.race([it.next(), deadline]);
       if (next.done) break;
       total += next.value.byteLength;
-      if (total > maxBytes) throw tooLarge();
+      if (total > maxBytes) throw bodyTooLargeError();
       chunks.push(next.value);
     }
   } catch (err) {

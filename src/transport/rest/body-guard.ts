@@ -2,6 +2,7 @@ import type { FastifyInstance } from "fastify";
 import fp from "fastify-plugin";
 import { PassThrough } from "node:stream";
 import { invalidRequest } from "../../errors/api-error.js";
+import { bodyTimeoutError } from "../body-errors.js";
 import { closeAfterResponse } from "../close-unfinished.js";
 
 export interface BodyGuardOptions {
@@ -16,8 +17,6 @@ export function checkRestContentEncoding(value: string | undefined): void {
   if (codings.every((c) => c === "identity")) return;
   throw invalidRequest("content-encoding", "content_encoding", "is not supported on REST: send the body uncompressed (identity)");
 }
-
-export const bodyTimeoutError = (ms: number) => invalidRequest("body", "read_timeout", `was not received completely within ${ms} ms`);
 
 /**
  * Under /api/: rejects compressed REST bodies, and fails a request whose body has not fully arrived
