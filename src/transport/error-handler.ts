@@ -75,7 +75,9 @@ export function clientErrorHandler(opts: HttpAdmissionOptions) {
     const refusal =
       err.code === "HPE_HEADER_OVERFLOW"
         ? invalidRequest("headers", "max_size", "are larger than the server accepts (16 KiB with the URL)")
-        : invalidRequest("request", "format", "is not a valid HTTP/1.1 request");
+        : err.code === "ERR_HTTP_REQUEST_TIMEOUT"
+          ? invalidRequest("request", "read_timeout", "was not received completely in time")
+          : invalidRequest("request", "format", "is not a valid HTTP/1.1 request");
     opts.admission
       .admit(undefined, socket.remoteAddress ?? "unknown")
       .then(
