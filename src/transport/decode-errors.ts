@@ -7,7 +7,7 @@ import { findField } from "./rest/rest-json.js";
 // agent.v1.GetMemoryRequest.id from JSON: …"). Callers get the field's JSON name and a rule instead.
 
 const unknownKey = /key "([^"]*)" is unknown/;
-const badField = /cannot decode field [\w.]+\.(\w+) from JSON/;
+const badField = /cannot decode field ([\w.]+)\.(\w+) from JSON/;
 const badType = /cannot decode (?:message|enum) ([\w.]+) from JSON/;
 
 /** The error model's answer for a JSON value protobuf-es could not decode as `desc`. */
@@ -17,24 +17,44 @@ export function jsonDecodeError(desc: DescMessage, err: unknown): ConnectError {
   if (unknown) return invalidRequest(shortName(unknown[1]!), "unknown_field", "is not a known field");
   const field = badField.exec(message);
   if (field) {
-    const name = findField(desc, field[1]!)?.jsonName ?? field[1]!;
-    return invalidRequest(name, "type", "has the wrong type or an invalid value");
+    const path = fieldPath(desc, field[1]!, field[2]!);
+    // Postgres cannot store a lone surrogate; protobuf-es refuses one in a string field as "invalid UTF8".
+    if (message.endsWith("invalid UTF8")) return invalidRequest(path, "lone_surrogate", "holds a lone UTF-16 surrogate");
+    return invalidRequest(path, "type", "has the wrong type or an invalid value");
   }
   const type = badType.exec(message);
-  const path = type && type[1] !== desc.typeName ? fieldOfType(desc, type[1]!) : undefined;
+  const path = type && type[1] !== desc.typeName ? pathToType(desc, type[1]!) : undefined;
   if (path) return invalidRequest(path, "type", "has the wrong type or an invalid value");
   return invalidRequest("body", "type", "must be a JSON object of the request message");
 }
 
+/** The JSON path of field `name` of message `typeName`, found in `desc` or a message under it. */
+function fieldPath(desc: DescMessage, typeName: string, name: string): string {
+  const owner = typeName === desc.typeName ? desc : messageUnder(desc, typeName);
+  const jsonName = (owner && findField(owner, name)?.jsonName) ?? name;
+  const prefix = owner && owner !== desc ? pathToType(desc, typeName) : undefined;
+  return prefix ? `${prefix}.${jsonName}` : jsonName;
+}
+
 /** The first field path (depth-first, a few levels deep) whose message or enum is `typeName`. */
-function fieldOfType(desc: DescMessage, typeName: string, depth = 0): string | undefined {
+function pathToType(desc: DescMessage, typeName: string, depth = 0): string | undefined {
   for (const f of desc.fields) {
     if (f.enum?.typeName === typeName || f.message?.typeName === typeName) return f.jsonName;
   }
   if (depth >= 3) return undefined;
   for (const f of desc.fields) {
-    const inner = f.message && !f.message.typeName.startsWith("google.protobuf.") ? fieldOfType(f.message, typeName, depth + 1) : undefined;
+    const inner = f.message && !f.message.typeName.startsWith("google.protobuf.") ? pathToType(f.message, typeName, depth + 1) : undefined;
     if (inner) return `${f.jsonName}.${inner}`;
+  }
+  return undefined;
+}
+
+function messageUnder(desc: DescMessage, typeName: string, depth = 0): DescMessage | undefined {
+  for (const f of desc.fields) {
+    if (!f.message || f.message.typeName.startsWith("google.protobuf.")) continue;
+    if (f.message.typeName === typeName) return f.message;
+    const inner = depth < 3 ? messageUnder(f.message, typeName, depth + 1) : undefined;
+    if (inner) return inner;
   }
   return undefined;
 }

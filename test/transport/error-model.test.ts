@@ -66,6 +66,15 @@ describe("errors outside the RPCs are in the error model", () => {
       expect(res.body.error.message).not.toMatch(/agent\.v1|decode|JSON/);
     });
 
+    it("names a string field holding a lone surrogate with rule lone_surrogate", async () => {
+      const res = await fetchText("/api/v1/agent/memories", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: '{"content": "a\\udc00b", "type": "fact"}',
+      });
+      expect(expectRestError(res.status, res.headers, res.text)).toMatchObject({ details: { field: "content", rule: "lone_surrogate" } });
+    });
+
     it.each([
       ["an empty body", "", "body", "required"],
       ["broken JSON", '{"content": "x', "body", "format"],
@@ -148,6 +157,7 @@ describe("errors outside the RPCs are in the error model", () => {
       ['{"id": 1}', "id", "type"],
       ['{"id": "mem_x"', "body", "format"],
       ["[]", "body", "type"],
+      ['{"id": "mem_\\ud800"}', "id", "lone_surrogate"],
     ])("gives JSON decode errors (%s) an ErrorInfo naming the field", async (body, field, rule) => {
       const res = await connect(body, { "content-type": "application/json" });
       expect(expectConnectError(res.status, res.text)).toMatchObject({ reason: "invalid_request", metadata: { field, rule } });

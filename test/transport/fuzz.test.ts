@@ -365,6 +365,7 @@ describe("known hostile strings (fixed by the NUL/surrogate and token-counter wo
     ["metadata", { metadata: { note: knownHostileStrings.nul } }, "nul_character"],
     ["content", { content: knownHostileStrings.loneHighSurrogate }, "lone_surrogate"],
     ["a tag", { tags: [knownHostileStrings.loneLowSurrogate] }, "lone_surrogate"],
+    ["metadata", { metadata: { note: knownHostileStrings.loneHighSurrogate } }, "lone_surrogate"],
   ])("refuses a NUL or lone surrogate in %s with its rule", async (_where, fields, rule) => {
     const res = await create(fields);
     expect(res.status, res.text).toBe(400);
