@@ -1,5 +1,4 @@
 import { createContextValues } from "@connectrpc/connect";
-import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
 import Fastify, { LogController, type FastifyInstance } from "fastify";
 import { randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
@@ -32,11 +31,13 @@ import { lanceLocationOf, openVectorIndex } from "./search/vector/open-vector-in
 import type { VectorIndex } from "./search/vector/vector-index.js";
 import { healthPlugin } from "./observability/health.js";
 import { metricsPlugin } from "./observability/metrics.js";
-import { restErrorHandling } from "./transport/error-handler.js";
+import { connectRoutes } from "./transport/connect/connect-routes.js";
+import { clientErrorHandler, frameworkErrorHandler, restErrorHandling } from "./transport/error-handler.js";
 import { onePortServer } from "./transport/one-port.js";
 import { restRoutes } from "./transport/rest/rest-routes.js";
 import { bindService, clientAddressKey, type ServiceBinding } from "./transport/service-binding.js";
 import { requestHeaders } from "./transport/headers.js";
+import { bodyGuardPlugin } from "./transport/rest/body-guard.js";
 import { rateLimitPlugin } from "./transport/rate-limit-hook.js";
 import { createAdmission } from "./usage/admission.js";
 import { memoryRateLimitStore, postgresRateLimitStore, type RateLimitStore } from "./usage/rate-limit-store.js";
@@ -57,6 +58,9 @@ export interface App {
   url: string;
   close(): Promise<void>;
 }
+
+// Node's default limit on request headers (16 KiB over HTTP/1.1) bounds the URL; HTTP/2 allows 64 KiB.
+const maxUrlLength = 65_536;
 
 const openApiPath = new URL("../gen/openapi.json", import.meta.url);
 
@@ -80,23 +84,26 @@ export async function startApp(config: Config): Promise<App> {
     await checkIndexState(db, embedder.info, config.VECTOR_BACKEND, lanceLocation);
     const vectors = await openVectorIndex(config, db, embedder.info.dimensions);
     opened.unshift(vectors);
+    const auth = createAuthenticator(db, config.AGENTMEM_ADMIN_KEY, config.AUTH_CACHE_TTL_MS);
+    const rateLimits: RateLimitStore | null =
+      config.RATE_LIMIT_STORE === "off" ? null : config.RATE_LIMIT_STORE === "postgres" ? postgresRateLimitStore(db) : memoryRateLimitStore();
+    if (rateLimits) opened.unshift(rateLimits);
+    const admission = createAdmission(rateLimits, config.plans);
     const fastify = Fastify({
-      serverFactory: onePortServer({ graceMs: config.SHUTDOWN_GRACE_MS }),
+      serverFactory: onePortServer({ graceMs: config.SHUTDOWN_GRACE_MS, onClientError: clientErrorHandler({ auth, admission }) }),
       bodyLimit: config.BODY_LIMIT_BYTES,
+      // Above any URL Node accepts, so over-long ids reach the services, which answer not_found or invalid_request.
+      routerOptions: { maxParamLength: maxUrlLength },
+      frameworkErrors: frameworkErrorHandler({ auth, admission }),
       // Per-request logs cost throughput; latency and status per route are in /metrics.
       logController: new LogController({ disableRequestLogging: true }),
       logger: { level: config.LOG_LEVEL, redact: ["req.headers.authorization", "headers.authorization"] },
     });
-    const auth = createAuthenticator(db, config.AGENTMEM_ADMIN_KEY, config.AUTH_CACHE_TTL_MS);
     const maintainer = config.INDEXER_ENABLED
       ? createMaintainerLease(db, `${os.hostname()}/${process.pid}/${randomBytes(4).toString("hex")}`, config.INDEX_MAINTAINER_LEASE_MS, fastify.log)
       : null;
     const indexer = createIndexer(db, vectors, embedder, fastify.log, defaultIndexerOptions, () => maintainer?.holds() ?? false);
     const traces = createTraceStore(db, fastify.log);
-    const rateLimits: RateLimitStore | null =
-      config.RATE_LIMIT_STORE === "off" ? null : config.RATE_LIMIT_STORE === "postgres" ? postgresRateLimitStore(db) : memoryRateLimitStore();
-    if (rateLimits) opened.unshift(rateLimits);
-    const admission = createAdmission(rateLimits, config.plans);
     const usage = usageMeter(db, config.plans);
     const guard = { auth, log: fastify.log, admission };
     const recall = recallService({
@@ -141,21 +148,22 @@ export async function startApp(config: Config): Promise<App> {
     await fastify.register(metricsPlugin);
     await fastify.register(healthPlugin, { db });
     await fastify.register(rateLimitPlugin, { auth, admission });
+    await fastify.register(bodyGuardPlugin, { bodyTimeoutMs: config.REQUEST_BODY_TIMEOUT_MS });
     await fastify.register(restRoutes, { bindings });
     const openApi = await readFile(openApiPath, "utf8");
     fastify.get("/api/v1/agent/openapi.json", async (req, reply) => {
       await auth.authenticate(requestHeaders(req.headers));
       return reply.type("application/json").send(openApi);
     });
-    await fastify.register(fastifyConnectPlugin, {
+    await fastify.register(connectRoutes, {
       routes: (router) => {
         for (const b of bindings) router.service(b.service, b.impl);
       },
-      readMaxBytes: config.BODY_LIMIT_BYTES,
       contextValues: (req) => createContextValues().set(clientAddressKey, req.ip),
-      jsonOptions: { ignoreUnknownFields: false },
-      // No shutdownTimeoutMs: the one-port server already gives in-flight requests SHUTDOWN_GRACE_MS,
-      // and Connect's version hangs every request on one shared AbortSignal (MaxListenersExceeded).
+      maxBytes: config.BODY_LIMIT_BYTES,
+      bodyTimeoutMs: config.REQUEST_BODY_TIMEOUT_MS,
+      auth,
+      admission,
     });
 
     const url = await fastify.listen({ port: config.PORT, host: config.HOST });

@@ -19,6 +19,11 @@ const envSchema = z.object({
   BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(4 * 1024 * 1024),
   /** How long a verified API key is trusted before it is looked up again (revocation delay on other nodes). */
   AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).default(5000),
+  /**
+   * How long a client may take to send a request body, on every transport; then the request fails and
+   * its stream is closed. At most Node's own HTTP/1.1 request timeout (5 minutes), which answers without a body.
+   */
+  REQUEST_BODY_TIMEOUT_MS: z.coerce.number().int().min(1).max(300_000).default(10_000),
   /** Grace period for in-flight requests at shutdown. */
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(5000),
 

@@ -7,18 +7,19 @@ describe("configuration", () => {
   it("uses documented defaults", () => {
     expect(loadConfig({})).toMatchObject({ PORT: 8080, HOST: "0.0.0.0", DATA_DIR: "./data", LOG_LEVEL: "info" });
     expect(loadConfig({}).DATABASE_URL).toBeUndefined();
+    expect(loadConfig({}).REQUEST_BODY_TIMEOUT_MS).toBe(10_000);
   });
 
   it("names every invalid variable and the rule it breaks", () => {
     let error: unknown;
     try {
-      loadConfig({ PORT: "http", DATABASE_URL: "mysql://db", LOG_LEVEL: "loud", AGENTMEM_ADMIN_KEY: "short" });
+      loadConfig({ PORT: "http", DATABASE_URL: "mysql://db", LOG_LEVEL: "loud", AGENTMEM_ADMIN_KEY: "short", REQUEST_BODY_TIMEOUT_MS: "0" });
     } catch (e) {
       error = e;
     }
     expect(error).toBeInstanceOf(ConfigError);
     const message = (error as Error).message;
-    for (const name of ["PORT", "DATABASE_URL", "LOG_LEVEL", "AGENTMEM_ADMIN_KEY"]) expect(message).toContain(name);
+    for (const name of ["PORT", "DATABASE_URL", "LOG_LEVEL", "AGENTMEM_ADMIN_KEY", "REQUEST_BODY_TIMEOUT_MS"]) expect(message).toContain(name);
     expect(message).toContain("postgres://");
   });
 

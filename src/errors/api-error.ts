@@ -15,7 +15,13 @@ export function invalidRequest(field: string, rule: string, message: string): Co
   return apiError("invalid_request", `${field}: ${message}`, { field, rule });
 }
 
-export const notFound = (what: string, id: string) => apiError("not_found", `${what} ${id} does not exist`, { id });
+/** A not_found naming the id asked for; an id of any length arrives over gRPC, so the echo is cut short. */
+export function notFound(what: string, id: string): ConnectError {
+  const shown = id.length > maxEchoedId ? `${id.slice(0, maxEchoedId)}…` : id;
+  return apiError("not_found", `${what} ${shown} does not exist`, { id: shown });
+}
+
+const maxEchoedId = 100;
 
 const fallbackByConnectCode: Partial<Record<Code, ErrorCode>> = {
   [Code.InvalidArgument]: "invalid_request",

@@ -1,6 +1,7 @@
 import http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
+import type stream from "node:stream";
 
 // gRPC needs HTTP/2; browsers, curl and REST clients mostly speak HTTP/1.1, and h2c cannot upgrade
 // from HTTP/1.1 without TLS. So one TCP listener reads the first bytes of each connection and hands it
@@ -12,12 +13,15 @@ type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
 export interface OnePortOptions {
   /** Time given to in-flight requests when the server closes; then connections are cut. */
   graceMs: number;
+  /** Answers an HTTP/1.1 request Node cannot parse (headers too large, malformed); Node's own answer has no body. */
+  onClientError?: (err: NodeJS.ErrnoException, socket: stream.Duplex) => void;
 }
 
 /** A Fastify serverFactory serving HTTP/1.1 and h2c on one port, with a close that does not hang on keep-alive. */
 export function onePortServer(opts: OnePortOptions) {
   return (handler: Handler): http.Server => {
     const h1 = http.createServer(handler);
+    if (opts.onClientError) h1.on("clientError", opts.onClientError);
     const h2 = http2.createServer({}, handler as unknown as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void);
     const sockets = new Set<net.Socket>();
     const sessions = new Set<http2.Http2Session>();

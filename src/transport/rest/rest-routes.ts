@@ -1,4 +1,4 @@
-import { create, fromJson, toJson, type DescField, type JsonValue } from "@bufbuild/protobuf";
+import { create, toJson, type DescField, type JsonValue } from "@bufbuild/protobuf";
 import { createContextValues, createHandlerContext } from "@connectrpc/connect";
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from "fastify";
 import { invalidRequest } from "../../errors/api-error.js";
@@ -6,6 +6,7 @@ import type { ServiceBinding } from "../service-binding.js";
 import { findField, fromRestJson, toRestJson } from "./rest-json.js";
 import { restRouteOf, type RestRoute } from "./rest-route.js";
 import { requestHeaders } from "../headers.js";
+import { decodeJsonValue } from "../decode-errors.js";
 
 function scalarFromText(field: DescField, text: string, at: string): JsonValue {
   if (field.fieldKind === "enum" || (field.fieldKind === "list" && field.listKind === "enum")) return text;
@@ -50,17 +51,6 @@ function requestJson(route: RestRoute, req: FastifyRequest): Record<string, Json
   return json;
 }
 
-function decodeRequest(route: RestRoute, json: Record<string, JsonValue>) {
-  try {
-    return fromJson(route.method.input, json, { ignoreUnknownFields: false });
-  } catch (err) {
-    // protobuf-es names the field as "<message>.<field>"; report its JSON name.
-    const match = /field [\w.]+\.(\w+)/.exec(String((err as Error).message));
-    const field = match ? (findField(route.method.input, match[1]!)?.jsonName ?? match[1]!) : "body";
-    throw invalidRequest(field, "type", `has the wrong type (${(err as Error).message})`);
-  }
-}
-
 /** Registers every annotated method of the bindings as a REST route (a Fastify plugin). */
 export async function restRoutes(app: FastifyInstance, opts: { bindings: ServiceBinding[] }): Promise<void> {
   for (const { service, impl } of opts.bindings) {
@@ -72,7 +62,7 @@ export async function restRoutes(app: FastifyInstance, opts: { bindings: Service
         method: route.verb.toUpperCase() as HTTPMethods,
         url: route.url,
         handler: async (req: FastifyRequest, reply: FastifyReply) => {
-          const input = decodeRequest(route, requestJson(route, req));
+          const input = decodeJsonValue(route.method.input, requestJson(route, req));
           const ctx = createHandlerContext({
             service,
             method,
