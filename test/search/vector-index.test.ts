@@ -423,6 +423,9 @@ describe("LanceDB keyword search", () => {
       expect(await index.keywordSearch(q, { workspaceId: "ws_a" }, 5)).toEqual([]);
     }
     expect(await index.keywordSearch("zx-4711", { workspaceId: "ws_a" }, 5)).toHaveLength(1);
+    // Quoted words are words, not a phrase query (which an index without positions refuses).
+    expect(await index.keywordSearch('"payments"', { workspaceId: "ws_a" }, 5)).toHaveLength(1);
+    expect(await index.keywordSearch('"a" "b"', { workspaceId: "ws_a" }, 5)).toEqual([]);
   });
 });
 

@@ -1,4 +1,4 @@
-import { connect, Index, type Table } from "@lancedb/lancedb";
+import { connect, Index, MatchQuery, type Table } from "@lancedb/lancedb";
 import { inFlightGate } from "./in-flight-gate.js";
 import { idIn, lanceFilter } from "./lance-filter.js";
 import { lanceSchema, toArrowTable } from "./lance-records.js";
@@ -165,7 +165,9 @@ export async function openLanceIndex(options: LanceIndexOptions): Promise<Vector
     if (k <= 0 || matchesNothing(filter)) return [];
     const result = await table
       .query()
-      .fullTextSearch(query, { columns: "content" })
+      // A match query, never parsed: a string in double quotes would become a phrase query, which an
+      // index without positions refuses (a 500 for any recall quoting a word).
+      .fullTextSearch(new MatchQuery(query, "content"))
       .where(lanceFilter(filter))
       .select(["id", "vector", "_score"])
       .limit(k)
