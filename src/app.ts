@@ -5,6 +5,7 @@ import { readFile } from "node:fs/promises";
 import { AdminService } from "../gen/agent/v1/admin_pb.js";
 import { MemoryService } from "../gen/agent/v1/memory_pb.js";
 import { RecallService } from "../gen/agent/v1/recall_pb.js";
+import { SkillService } from "../gen/agent/v1/skill_pb.js";
 import { StatsService } from "../gen/agent/v1/stats_pb.js";
 import { adminService } from "./accounts/admin-service.js";
 import { createAuthenticator } from "./accounts/authenticator.js";
@@ -24,6 +25,10 @@ import { createIndexer, type Indexer } from "./search/indexer.js";
 import { recallService } from "./recall/recall-service.js";
 import { createTraceStore, type TraceStore } from "./recall/trace-store.js";
 import { openVectorIndex } from "./search/vector/open-vector-index.js";
+import { openSkillIndex } from "./search/skills/open-skill-index.js";
+import { createSkillIndexer } from "./search/skills/skill-indexer.js";
+import { skillService } from "./skills/skill-service.js";
+import { skillUsage } from "./usage/skill-usage.js";
 import type { VectorIndex } from "./search/vector/vector-index.js";
 import { healthPlugin } from "./observability/health.js";
 import { metricsPlugin } from "./observability/metrics.js";
@@ -68,6 +73,8 @@ export async function startApp(config: Config): Promise<App> {
     opened.unshift(embedder);
     const vectors = await openVectorIndex(config, db, embedder.info.dimensions);
     opened.unshift(vectors);
+    const skillIndex = await openSkillIndex(config, db, embedder.info.dimensions);
+    opened.unshift(skillIndex);
     await checkIndexState(db, embedder.info, vectors.kind);
     const fastify = Fastify({
       serverFactory: onePortServer({ graceMs: config.SHUTDOWN_GRACE_MS }),
@@ -78,6 +85,7 @@ export async function startApp(config: Config): Promise<App> {
     });
     const auth = createAuthenticator(db, config.AGENTMEM_ADMIN_KEY, config.AUTH_CACHE_TTL_MS);
     const indexer = createIndexer(db, vectors, embedder, fastify.log);
+    const skillIndexer = createSkillIndexer(db, skillIndex, embedder, fastify.log);
     const traces = createTraceStore(db, fastify.log);
     const rateLimits: RateLimitStore | null =
       config.RATE_LIMIT_STORE === "off" ? null : config.RATE_LIMIT_STORE === "postgres" ? postgresRateLimitStore(db) : memoryRateLimitStore();
@@ -85,10 +93,11 @@ export async function startApp(config: Config): Promise<App> {
     const admission = createAdmission(rateLimits, config.plans);
     const usage = usageMeter(db, config.plans);
     const guard = { auth, log: fastify.log, admission };
+    const embedQuery = cachedQueryEmbedder(model, config.EMBEDDING_CACHE_SIZE);
     const recall = recallService({
       db,
       vectors,
-      embedQuery: cachedQueryEmbedder(model, config.EMBEDDING_CACHE_SIZE),
+      embedQuery,
       traces,
       receiptsEnabled: config.RECEIPTS_ENABLED,
       usage,
@@ -112,6 +121,16 @@ export async function startApp(config: Config): Promise<App> {
     const bindings: ServiceBinding[] = [
       bindService(MemoryService, memories, { ...guard, role: "agent" }),
       bindService(RecallService, recall, { ...guard, role: "agent" }),
+      bindService(
+        SkillService,
+        skillService(db, {
+          index: skillIndex,
+          embedQuery,
+          usage: skillUsage(config.plans),
+          afterWrite: config.INDEXER_ENABLED ? skillIndexer.indexNow : async () => undefined,
+        }),
+        { ...guard, role: "agent" },
+      ),
       bindService(StatsService, statsService(db, config.plans), { ...guard, role: "agent" }),
       bindService(AdminService, adminService(db, auth, config.plans), { ...guard, role: "admin" }),
     ];
@@ -140,6 +159,11 @@ export async function startApp(config: Config): Promise<App> {
     const url = await fastify.listen({ port: config.PORT, host: config.HOST });
     if (config.INDEXER_ENABLED) {
       indexer.start();
+      skillIndexer.start();
+      skillIndexer
+        .reconcile()
+        .then(() => skillIndexer.drain())
+        .catch((err: unknown) => fastify.log.error({ err }, "skill index reconciliation failed"));
       // Catches up with vectors lost or never written (e.g. a new backend) without delaying start-up.
       indexer
         .reconcile()
@@ -165,6 +189,7 @@ export async function startApp(config: Config): Promise<App> {
         clearInterval(purge);
         await fastify.close();
         await indexer.stop();
+        await skillIndexer.stop();
         await traces.flush();
         for (const resource of opened) await resource.close();
       },
