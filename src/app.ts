@@ -26,7 +26,7 @@ import { recallService } from "./recall/recall-service.js";
 import { createTraceStore, type TraceStore } from "./recall/trace-store.js";
 import { openVectorIndex } from "./search/vector/open-vector-index.js";
 import { openSkillIndex } from "./search/skills/open-skill-index.js";
-import { createSkillIndexer } from "./search/skills/skill-indexer.js";
+import { createSkillIndexer, type SkillIndexer } from "./search/skills/skill-indexer.js";
 import { skillService } from "./skills/skill-service.js";
 import { skillUsage } from "./usage/skill-usage.js";
 import type { VectorIndex } from "./search/vector/vector-index.js";
@@ -48,6 +48,7 @@ export interface App {
   db: Database;
   vectors: VectorIndex;
   indexer: Indexer;
+  skillIndexer: SkillIndexer;
   traces: TraceStore;
   /** The address actually bound, e.g. http://127.0.0.1:8080. */
   url: string;
@@ -183,6 +184,7 @@ export async function startApp(config: Config): Promise<App> {
       db,
       vectors,
       indexer,
+      skillIndexer,
       traces,
       url,
       async close() {
