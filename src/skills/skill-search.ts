@@ -2,12 +2,28 @@ import type { Scope } from "../accounts/container-scope.js";
 import type { Sql } from "../db/database.js";
 import { workspaceWide, type SkillVectorFilter, type SkillVectorIndex } from "../search/skills/skill-vector-index.js";
 import { skillRelevance, type SkillSearchMode } from "./skill-scoring.js";
-import { findSkills, keywordSearchSkills, type SkillQueryFilter, type SkillRecord } from "./skill-store.js";
+import { findSkills, keywordSearchSkills, skillCorpusStats, type SkillCorpusStats, type SkillQueryFilter, type SkillRecord } from "./skill-store.js";
 
 export interface SkillSearchDeps {
   db: Sql;
   index: SkillVectorIndex;
   embedQuery(text: string): Promise<Float32Array>;
+  corpusStats(workspaceId: string): Promise<SkillCorpusStats>;
+}
+
+/** Corpus statistics change slowly; counting a workspace's skills on every search would scan them all. */
+const corpusStatsTtlMs = 30_000;
+
+export function cachedCorpusStats(db: Sql): (workspaceId: string) => Promise<SkillCorpusStats> {
+  const cache = new Map<string, SkillCorpusStats & { until: number }>();
+  return async (workspaceId) => {
+    const hit = cache.get(workspaceId);
+    if (hit && hit.until > Date.now()) return hit;
+    const fresh = { ...(await skillCorpusStats(db, workspaceId)), until: Date.now() + corpusStatsTtlMs };
+    if (cache.size > 10_000) cache.clear();
+    cache.set(workspaceId, fresh);
+    return fresh;
+  };
 }
 
 export interface SkillSearchQuery {
@@ -55,7 +71,10 @@ export async function searchSkills(deps: SkillSearchDeps, scope: Scope, q: Skill
     embedMs = performance.now() - t;
     return { vector, hits: await deps.index.search(vector, filter, pool) };
   })();
-  const keyword = q.mode === "semantic" ? Promise.resolve([]) : keywordSearchSkills(deps.db, scope, q.query, q.filter, pool);
+  const keyword =
+    q.mode === "semantic"
+      ? Promise.resolve([])
+      : deps.corpusStats(scope.workspaceId).then((corpus) => keywordSearchSkills(deps.db, scope, q.query, q.filter, pool, corpus));
   const [{ vector, hits }, keywordHits] = await Promise.all([semantic, keyword]);
 
   const cosines = new Map(hits.map((h) => [h.id, h.similarity]));

@@ -27,7 +27,7 @@ import {
   type UpdatableField,
 } from "./skill-rules.js";
 import { assertMayWriteSkill, readableContainers, skillContainers } from "./skill-scope.js";
-import { searchSkills } from "./skill-search.js";
+import { cachedCorpusStats, searchSkills } from "./skill-search.js";
 import {
   deprecateSkill,
   findSkill,
@@ -128,6 +128,7 @@ const pageToken = {
 };
 
 export function skillService(db: Database, opts: SkillServiceOptions): ServiceImpl<typeof SkillService> {
+  const corpusStats = cachedCorpusStats(db);
   const newRecord = (p: AgentPrincipal, draft: ReturnType<typeof draftOf>, source: string): SkillRecord => {
     const now = new Date();
     return {
@@ -195,7 +196,7 @@ export function skillService(db: Database, opts: SkillServiceOptions): ServiceIm
         includeDeprecated: req.includeDeprecated,
       };
       const result = await searchSkills(
-        { db, index: opts.index, embedQuery: opts.embedQuery },
+        { db, index: opts.index, embedQuery: opts.embedQuery, corpusStats },
         scopeOf(principal),
         { query: q.query, limit: q.limit ?? skillQueryLimits.defaultLimit, mode, filter },
       );

@@ -257,6 +257,20 @@ export async function loadSkills(sql: Sql, ids: readonly string[]): Promise<Skil
   return rows.map(recordOf);
 }
 
+/** BM25's corpus statistics: the workspace's number of skills and mean indexed length. */
+export interface SkillCorpusStats {
+  n: number;
+  avgdl: number;
+}
+
+export async function skillCorpusStats(sql: Sql, workspaceId: string): Promise<SkillCorpusStats> {
+  const [row] = await sql.query<{ n: number; avgdl: number }>(
+    `select greatest(count(*), 1)::float8 as n, greatest(coalesce(avg(length(tsv)), 1), 1)::float8 as avgdl from skills where workspace_id = $1`,
+    [workspaceId],
+  );
+  return { n: Number(row!.n), avgdl: Number(row!.avgdl) };
+}
+
 export interface SkillKeywordHit {
   id: string;
   bm25: number;
@@ -267,7 +281,7 @@ const b = 0.75;
 
 /**
  * BM25 over the skills' name and description (the tsv column and its GIN index), in the scope and
- * filter; the corpus size and mean length are the workspace's. Any query term may match.
+ * filter, with the workspace's corpus statistics. Any query term may match.
  */
 export async function keywordSearchSkills(
   sql: Sql,
@@ -275,15 +289,12 @@ export async function keywordSearchSkills(
   query: string,
   filter: SkillQueryFilter,
   k: number,
+  corpus: SkillCorpusStats,
 ): Promise<SkillKeywordHit[]> {
   const rows = await sql.query<{ id: string; bm25: number }>(
     `with query as materialized (
        select string_agg(quote_literal(lexeme), ' | ')::tsquery as q, array_agg(lexeme) as lexemes
        from unnest(to_tsvector('english', $1))
-     ),
-     corpus as materialized (
-       select greatest(count(*), 1)::float8 as n, greatest(coalesce(avg(length(tsv)), 1), 1)::float8 as avgdl
-       from skills where workspace_id = $2
      ),
      hits as materialized (
        select s.id, length(s.tsv)::float8 as len, u.lexeme, coalesce(array_length(u.positions, 1), 1)::float8 as tf
@@ -292,11 +303,11 @@ export async function keywordSearchSkills(
          and u.lexeme = any((select lexemes from query)::text[])
      ),
      df as (select lexeme, count(*)::float8 as df from hits group by lexeme)
-     select h.id, sum(ln(1 + (c.n - d.df + 0.5) / (d.df + 0.5)) * h.tf * ${k1 + 1}
-         / (h.tf + ${k1} * (${1 - b} + ${b} * h.len / c.avgdl)))::float8 as bm25
-     from hits h join df d on d.lexeme = h.lexeme cross join corpus c
+     select h.id, sum(ln(1 + ($11::float8 - d.df + 0.5) / (d.df + 0.5)) * h.tf * ${k1 + 1}
+         / (h.tf + ${k1} * (${1 - b} + ${b} * h.len / $12::float8)))::float8 as bm25
+     from hits h join df d on d.lexeme = h.lexeme
      group by h.id order by bm25 desc, h.id limit $10`,
-    [query, scope.workspaceId, scope.container, ...filterParams(filter), k],
+    [query, scope.workspaceId, scope.container, ...filterParams(filter), k, corpus.n, corpus.avgdl],
   );
   return rows.map((r) => ({ id: r.id, bm25: Number(r.bm25) }));
 }
