@@ -53,6 +53,8 @@ export const slugRule = z
 export function slugFrom(name: string): string {
   return name
     .normalize("NFKD")
+    // Accents decompose into combining marks: "é" -> "e" + U+0301, which is dropped.
+    .replace(/\p{M}+/gu, "")
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, "-")
     .slice(0, 4 * skillLimits.slugChars)
