@@ -2,28 +2,12 @@ import type { Scope } from "../accounts/container-scope.js";
 import type { Sql } from "../db/database.js";
 import { workspaceWide, type SkillVectorFilter, type SkillVectorIndex } from "../search/skills/skill-vector-index.js";
 import { skillRelevance, type SkillSearchMode } from "./skill-scoring.js";
-import { findSkills, keywordSearchSkills, skillCorpusStats, type SkillCorpusStats, type SkillQueryFilter, type SkillRecord } from "./skill-store.js";
+import { findSkills, type SkillQueryFilter, type SkillRecord } from "./skill-store.js";
 
 export interface SkillSearchDeps {
   db: Sql;
   index: SkillVectorIndex;
   embedQuery(text: string): Promise<Float32Array>;
-  corpusStats(workspaceId: string): Promise<SkillCorpusStats>;
-}
-
-/** Corpus statistics change slowly; counting a workspace's skills on every search would scan them all. */
-const corpusStatsTtlMs = 30_000;
-
-export function cachedCorpusStats(db: Sql): (workspaceId: string) => Promise<SkillCorpusStats> {
-  const cache = new Map<string, SkillCorpusStats & { until: number }>();
-  return async (workspaceId) => {
-    const hit = cache.get(workspaceId);
-    if (hit && hit.until > Date.now()) return hit;
-    const fresh = { ...(await skillCorpusStats(db, workspaceId)), until: Date.now() + corpusStatsTtlMs };
-    if (cache.size > 10_000) cache.clear();
-    cache.set(workspaceId, fresh);
-    return fresh;
-  };
 }
 
 export interface SkillSearchQuery {
@@ -55,9 +39,9 @@ function indexFilter(scope: Scope, f: SkillQueryFilter): SkillVectorFilter {
 }
 
 /**
- * Hybrid skill search: nearest skills by the embedding of name and description, BM25 over the same
- * text in Postgres (started while the query embeds), every candidate re-checked against Postgres, then
- * ranked by skillRelevance.
+ * Hybrid skill search: nearest skills by the embedding of name and description, and BM25 over the same
+ * text (started while the query embeds), both in the skills collection; every candidate re-checked
+ * against Postgres, then ranked by skillRelevance.
  */
 export async function searchSkills(deps: SkillSearchDeps, scope: Scope, q: SkillSearchQuery): Promise<SkillSearchResult> {
   const pool = poolSize(q.limit);
@@ -71,10 +55,7 @@ export async function searchSkills(deps: SkillSearchDeps, scope: Scope, q: Skill
     embedMs = performance.now() - t;
     return { vector, hits: await deps.index.search(vector, filter, pool) };
   })();
-  const keyword =
-    q.mode === "semantic"
-      ? Promise.resolve([])
-      : deps.corpusStats(scope.workspaceId).then((corpus) => keywordSearchSkills(deps.db, scope, q.query, q.filter, pool, corpus));
+  const keyword = q.mode === "semantic" ? Promise.resolve([]) : deps.index.keywordSearch(q.query, filter, pool);
   const [{ vector, hits }, keywordHits] = await Promise.all([semantic, keyword]);
 
   const cosines = new Map(hits.map((h) => [h.id, h.similarity]));

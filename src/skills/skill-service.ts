@@ -27,7 +27,7 @@ import {
   type UpdatableField,
 } from "./skill-rules.js";
 import { assertMayWriteSkill, readableContainers, skillContainers } from "./skill-scope.js";
-import { cachedCorpusStats, searchSkills } from "./skill-search.js";
+import { searchSkills } from "./skill-search.js";
 import {
   deprecateSkill,
   findSkill,
@@ -128,7 +128,6 @@ const pageToken = {
 };
 
 export function skillService(db: Database, opts: SkillServiceOptions): ServiceImpl<typeof SkillService> {
-  const corpusStats = cachedCorpusStats(db);
   const newRecord = (p: AgentPrincipal, draft: ReturnType<typeof draftOf>, source: string): SkillRecord => {
     const now = new Date();
     return {
@@ -196,7 +195,7 @@ export function skillService(db: Database, opts: SkillServiceOptions): ServiceIm
         includeDeprecated: req.includeDeprecated,
       };
       const result = await searchSkills(
-        { db, index: opts.index, embedQuery: opts.embedQuery, corpusStats },
+        { db, index: opts.index, embedQuery: opts.embedQuery },
         scopeOf(principal),
         { query: q.query, limit: q.limit ?? skillQueryLimits.defaultLimit, mode, filter },
       );

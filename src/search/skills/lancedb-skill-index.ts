@@ -15,6 +15,7 @@ function skillSchema(dimensions: number): Schema {
     new Field("tags", utf8List(), false),
     new Field("maturity", new Utf8(), false),
     new Field("state", new Utf8(), false),
+    new Field("text", new Utf8(), false),
     new Field("vector", new FixedSizeList(dimensions, new Field("item", new Float32(), true)), false),
   ]);
 }
@@ -30,8 +31,9 @@ function toArrow(schema: Schema, dimensions: number, records: readonly SkillVect
     column(records.map((r) => r.tags), utf8List()),
     column(records.map((r) => r.maturity), new Utf8()),
     column(records.map((r) => r.state), new Utf8()),
+    column(records.map((r) => r.text), new Utf8()),
     makeData({
-      type: schema.fields[6]!.type as FixedSizeList<Float32>,
+      type: schema.fields[7]!.type as FixedSizeList<Float32>,
       length: records.length,
       nullCount: 0,
       child: makeData({ type: new Float32(), length: flat.length, data: flat }),
@@ -67,6 +69,15 @@ export async function openLanceSkillIndex(options: { uri: string; dimensions: nu
     readConsistencyInterval: options.readConsistencySeconds ?? (options.uri.includes("://") ? 1 : 0),
   });
   const table = await connection.createEmptyTable(`skills_v1_${dimensions}`, schema, { mode: "create", existOk: true });
+  // BM25 over name and description, as for memories' content; rows written since the last optimize() are scanned.
+  const hasTextIndex = async () => (await table.listIndices()).some((i) => i.columns.includes("text"));
+  if (!(await hasTextIndex())) {
+    const config = Index.fts({ language: "English", stem: true, removeStopWords: true, asciiFolding: true, withPosition: false });
+    // Nodes starting together on one LanceDB location race to create it: losing the race is fine.
+    await table.createIndex("text", { config }).catch(async (err: unknown) => {
+      if (!(await hasTextIndex())) throw err;
+    });
+  }
   const write = serialQueue();
 
   return {
@@ -101,6 +112,23 @@ export async function openLanceSkillIndex(options: { uri: string; dimensions: nu
       const distances = result.getChild("_distance")!;
       const hits = [];
       for (let i = 0; i < result.numRows; i++) hits.push({ id: ids.get(i) as string, similarity: 1 - (distances.get(i) as number) });
+      return hits;
+    },
+
+    async keywordSearch(query, filter, k) {
+      if (k <= 0 || skillFilterMatchesNothing(filter)) return [];
+      const result = await table
+        .query()
+        .fullTextSearch(query, { columns: "text" })
+        .where(skillLanceFilter(filter))
+        .select(["id", "_score"])
+        .limit(k)
+        .toArrow();
+      const ids = result.getChild("id");
+      if (!ids) return [];
+      const scores = result.getChild("_score")!;
+      const hits = [];
+      for (let i = 0; i < result.numRows; i++) hits.push({ id: ids.get(i) as string, bm25: scores.get(i) as number });
       return hits;
     },
 

@@ -3,7 +3,16 @@ import type { Database } from "../../db/database.js";
 import { checkDimensions } from "../vector/records.js";
 import { skillFilterMatchesNothing, type SkillVectorIndex } from "./skill-vector-index.js";
 
-/** The skills collection in PostgreSQL with pgvector: its own table beside memory_vectors_<d>. */
+/** Corpus statistics change slowly; counting a workspace's skills on every search would scan them all. */
+const corpusStatsTtlMs = 30_000;
+const k1 = 1.2;
+const b = 0.75;
+
+/**
+ * The skills collection in PostgreSQL with pgvector: its own table beside memory_vectors_<d>. Keyword
+ * search is BM25 over the skills table's full-text column (name and description, GIN index), with this
+ * table's filter columns.
+ */
 export async function openPgvectorSkillIndex(db: Database, dimensions: number): Promise<SkillVectorIndex> {
   const table = `skill_vectors_${dimensions}`;
   await db.transaction(async (tx) => {
@@ -22,6 +31,20 @@ export async function openPgvectorSkillIndex(db: Database, dimensions: number): 
     await tx.query(`create index if not exists ${table}_embedding on ${table} using hnsw (embedding vector_cosine_ops)`);
     await tx.query(`create index if not exists ${table}_workspace on ${table} (workspace_id)`);
   });
+
+  const corpus = new Map<string, { n: number; avgdl: number; until: number }>();
+  async function corpusStats(workspaceId: string): Promise<{ n: number; avgdl: number }> {
+    const hit = corpus.get(workspaceId);
+    if (hit && hit.until > Date.now()) return hit;
+    const [row] = await db.query<{ n: number; avgdl: number }>(
+      `select greatest(count(*), 1)::float8 as n, greatest(coalesce(avg(length(tsv)), 1), 1)::float8 as avgdl from skills where workspace_id = $1`,
+      [workspaceId],
+    );
+    const fresh = { n: Number(row!.n), avgdl: Number(row!.avgdl), until: Date.now() + corpusStatsTtlMs };
+    if (corpus.size > 10_000) corpus.clear();
+    corpus.set(workspaceId, fresh);
+    return fresh;
+  }
 
   return {
     kind: "pgvector",
@@ -84,6 +107,34 @@ export async function openPgvectorSkillIndex(db: Database, dimensions: number): 
         );
         return rows.map((r) => ({ id: r.id, similarity: Number(r.similarity) }));
       });
+    },
+
+    async keywordSearch(query, filter, k) {
+      if (k <= 0 || skillFilterMatchesNothing(filter)) return [];
+      const { n, avgdl } = await corpusStats(filter.workspaceId);
+      const rows = await db.query<{ id: string; bm25: number }>(
+        `with query as materialized (
+           select string_agg(quote_literal(lexeme), ' | ')::tsquery as q, array_agg(lexeme) as lexemes
+           from unnest(to_tsvector('english', $1))
+         ),
+         hits as materialized (
+           select s.id, length(s.tsv)::float8 as len, u.lexeme, coalesce(array_length(u.positions, 1), 1)::float8 as tf
+           from skills s join ${table} v on v.id = s.id cross join lateral unnest(s.tsv) as u
+           where s.tsv @@ (select q from query) and v.workspace_id = $2
+             and ($3::text[] is null or v.containers && $3::text[])
+             and ($4::text[] is null or v.tags && $4::text[])
+             and ($5::text[] is null or v.maturity = any($5::text[]))
+             and ($6::text[] is null or v.state = any($6::text[]))
+             and u.lexeme = any((select lexemes from query)::text[])
+         ),
+         df as (select lexeme, count(*)::float8 as df from hits group by lexeme)
+         select h.id, sum(ln(1 + ($8::float8 - d.df + 0.5) / (d.df + 0.5)) * h.tf * ${k1 + 1}
+             / (h.tf + ${k1} * (${1 - b} + ${b} * h.len / $9::float8)))::float8 as bm25
+         from hits h join df d on d.lexeme = h.lexeme
+         group by h.id order by bm25 desc, h.id limit $7`,
+        [query, filter.workspaceId, filter.containers ?? null, filter.tags ?? null, filter.maturities ?? null, filter.states ?? null, k, n, avgdl],
+      );
+      return rows.map((r) => ({ id: r.id, bm25: Number(r.bm25) }));
     },
 
     async optimize() {

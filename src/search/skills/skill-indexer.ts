@@ -35,6 +35,7 @@ export function createSkillIndexer(db: Database, index: SkillVectorIndex, embedd
         tags: s.tags,
         maturity: s.maturity,
         state: s.state,
+        text: embeddedText(s),
         vector: vectors[i]!,
       })),
     );

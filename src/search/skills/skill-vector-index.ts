@@ -15,6 +15,8 @@ export interface SkillVectorRecord {
   maturity: string;
   /** active | deprecated. */
   state: string;
+  /** The embedded text (name and description), for keyword search. */
+  text: string;
   vector: Float32Array;
 }
 
@@ -29,12 +31,20 @@ export interface SkillVectorFilter {
   ids?: string[];
 }
 
+export interface SkillKeywordHit {
+  id: string;
+  /** BM25 score, 0 or more. */
+  bm25: number;
+}
+
 export interface SkillVectorIndex {
   readonly kind: "lancedb" | "pgvector";
   upsert(records: readonly SkillVectorRecord[]): Promise<void>;
   delete(ids: readonly string[]): Promise<void>;
   /** The k most similar skills that pass the filter, most similar first (an exact search). */
   search(vector: Float32Array, filter: SkillVectorFilter, k: number): Promise<VectorHit[]>;
+  /** The k best BM25 matches of the query's words in the skills' text that pass the filter, best first. */
+  keywordSearch(query: string, filter: SkillVectorFilter, k: number): Promise<SkillKeywordHit[]>;
   /** Compacts the collection after writes. */
   optimize(): Promise<void>;
   ids(): Promise<Set<string>>;
