@@ -25,6 +25,6 @@ describe("skill rules", () => {
     expect(skillRelevance("semantic", 0.5, 100)).toBe(0.5);
     expect(skillRelevance("semantic", -0.2, 0)).toBe(0);
     expect(skillRelevance("keyword", 0.9, 12)).toBe(0.5);
-    expect(skillRelevance("hybrid", 0.5, 12)).toBeCloseTo(0.9 * 0.5 + 0.1 * 0.5);
+    expect(skillRelevance("hybrid", 0.5, 12)).toBeCloseTo(0.8 * 0.5 + 0.2 * 0.5);
   });
 });
