@@ -6,6 +6,7 @@ import os from "node:os";
 import { AdminService } from "../gen/agent/v1/admin_pb.js";
 import { MemoryService } from "../gen/agent/v1/memory_pb.js";
 import { RecallService } from "../gen/agent/v1/recall_pb.js";
+import { SkillService } from "../gen/agent/v1/skill_pb.js";
 import { StatsService } from "../gen/agent/v1/stats_pb.js";
 import { adminService } from "./accounts/admin-service.js";
 import { createAuthenticator } from "./accounts/authenticator.js";
@@ -28,6 +29,10 @@ import { createMaintainerLease, type MaintainerLease } from "./search/maintainer
 import { recallService } from "./recall/recall-service.js";
 import { createTraceStore, type TraceStore } from "./recall/trace-store.js";
 import { lanceLocationOf, openVectorIndex } from "./search/vector/open-vector-index.js";
+import { openSkillIndex } from "./search/skills/open-skill-index.js";
+import { createSkillIndexer, type SkillIndexer } from "./search/skills/skill-indexer.js";
+import { skillService } from "./skills/skill-service.js";
+import { skillUsage } from "./usage/skill-usage.js";
 import type { VectorIndex } from "./search/vector/vector-index.js";
 import { healthPlugin } from "./observability/health.js";
 import { metricsPlugin } from "./observability/metrics.js";
@@ -53,6 +58,7 @@ export interface App {
   maintainer: MaintainerLease | null;
   /** The embedding model itself, without the caches in front of it. */
   model: Embedder;
+  skillIndexer: SkillIndexer;
   traces: TraceStore;
   /** The address actually bound, e.g. http://127.0.0.1:8080. */
   url: string;
@@ -84,6 +90,8 @@ export async function startApp(config: Config): Promise<App> {
     await checkIndexState(db, embedder.info, config.VECTOR_BACKEND, lanceLocation);
     const vectors = await openVectorIndex(config, db, embedder.info.dimensions);
     opened.unshift(vectors);
+    const skillIndex = await openSkillIndex(config, db, embedder.info.dimensions);
+    opened.unshift(skillIndex);
     const auth = createAuthenticator(db, config.AGENTMEM_ADMIN_KEY, config.AUTH_CACHE_TTL_MS);
     const rateLimits: RateLimitStore | null =
       config.RATE_LIMIT_STORE === "off" ? null : config.RATE_LIMIT_STORE === "postgres" ? postgresRateLimitStore(db) : memoryRateLimitStore();
@@ -103,13 +111,15 @@ export async function startApp(config: Config): Promise<App> {
       ? createMaintainerLease(db, `${os.hostname()}/${process.pid}/${randomBytes(4).toString("hex")}`, config.INDEX_MAINTAINER_LEASE_MS, fastify.log)
       : null;
     const indexer = createIndexer(db, vectors, embedder, fastify.log, defaultIndexerOptions, () => maintainer?.holds() ?? false);
+    const skillIndexer = createSkillIndexer(db, skillIndex, embedder, fastify.log);
     const traces = createTraceStore(db, fastify.log);
     const usage = usageMeter(db, config.plans);
     const guard = { auth, log: fastify.log, admission };
+    const embedQuery = cachedQueryEmbedder(model, config.EMBEDDING_CACHE_SIZE);
     const recall = recallService({
       db,
       vectors,
-      embedQuery: cachedQueryEmbedder(model, config.EMBEDDING_CACHE_SIZE),
+      embedQuery,
       traces,
       receiptsEnabled: config.RECEIPTS_ENABLED,
       usage,
@@ -140,6 +150,16 @@ export async function startApp(config: Config): Promise<App> {
     const bindings: ServiceBinding[] = [
       bindService(MemoryService, memories, { ...guard, role: "agent" }),
       bindService(RecallService, recall, { ...guard, role: "agent" }),
+      bindService(
+        SkillService,
+        skillService(db, {
+          index: skillIndex,
+          embedQuery,
+          usage: skillUsage(config.plans),
+          afterWrite: config.INDEXER_ENABLED ? skillIndexer.indexNow : async () => undefined,
+        }),
+        { ...guard, role: "agent" },
+      ),
       bindService(StatsService, statsService(db, config.plans), { ...guard, role: "agent" }),
       bindService(AdminService, adminService(db, auth, config.plans), { ...guard, role: "admin" }),
     ];
@@ -169,6 +189,11 @@ export async function startApp(config: Config): Promise<App> {
     const url = await fastify.listen({ port: config.PORT, host: config.HOST });
     if (maintainer) {
       maintainer.start();
+      skillIndexer.start();
+      skillIndexer
+        .reconcile()
+        .then(() => skillIndexer.drain())
+        .catch((err: unknown) => fastify.log.error({ err }, "skill index reconciliation failed"));
       // Catches up with vectors lost or never written (e.g. a new backend) without delaying start-up.
       indexer.start();
     }
@@ -188,6 +213,7 @@ export async function startApp(config: Config): Promise<App> {
       indexer,
       maintainer,
       model,
+      skillIndexer,
       traces,
       url,
       async close() {
@@ -200,6 +226,7 @@ export async function startApp(config: Config): Promise<App> {
           () => fastify.close(),
           () => backfill,
           () => indexer.stop(),
+          () => skillIndexer.stop(),
           () => maintainer?.stop(),
           () => traces.flush(),
           ...opened.map((resource) => () => resource.close()),

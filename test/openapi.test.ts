@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { file_agent_v1_admin } from "../gen/agent/v1/admin_pb.js";
 import { file_agent_v1_memory } from "../gen/agent/v1/memory_pb.js";
 import { file_agent_v1_recall } from "../gen/agent/v1/recall_pb.js";
+import { file_agent_v1_skill } from "../gen/agent/v1/skill_pb.js";
 import { file_agent_v1_stats } from "../gen/agent/v1/stats_pb.js";
 import { http } from "../gen/google/api/annotations_pb.js";
 
@@ -37,7 +38,7 @@ function operation(path: string, method: string): Operation {
 }
 
 /** Every (service, method, verb, path) with a google.api.http rule, over every agent.v1 file. */
-const rules = [file_agent_v1_admin, file_agent_v1_memory, file_agent_v1_recall, file_agent_v1_stats].flatMap((file) => file.services).flatMap((service) =>
+const rules = [file_agent_v1_admin, file_agent_v1_memory, file_agent_v1_recall, file_agent_v1_skill, file_agent_v1_stats].flatMap((file) => file.services).flatMap((service) =>
   service.methods
     .filter((method) => hasOption(method, http))
     .map((method) => {
@@ -95,6 +96,14 @@ describe("gen/openapi.json", () => {
       expect(responses[status]?.content?.["application/json"].schema).toEqual({
         $ref: "#/components/schemas/ErrorResponse",
       });
+    }
+  });
+});
+
+describe("gen/openapi.json skills", () => {
+  it("lists every skill route as a POST with a JSON body", () => {
+    for (const route of ["", "/get", "/search", "/list", "/update", "/deprecate", "/import", "/export"]) {
+      expect(operation(`/api/v1/agent/skills${route}`, "post").requestBody?.content["application/json"].schema).toBeDefined();
     }
   });
 });

@@ -1,4 +1,5 @@
 import { parseArgs } from "node:util";
+import { skillsUsage } from "./skills.js";
 
 // `agentmem keys` wraps the admin REST API: it talks to AGENTMEM_URL (default http://127.0.0.1:8080)
 // with AGENTMEM_ADMIN_KEY and prints the service's JSON answer. `agentmem reindex` works on the
@@ -11,8 +12,10 @@ const usage = `usage:
   agentmem keys revoke <key-id>
   agentmem reindex [--force]    re-embed every memory with the configured model (stop the server first
                                 when storage is embedded; resumable)
+${skillsUsage}
 
-environment: AGENTMEM_URL (default http://127.0.0.1:8080), AGENTMEM_ADMIN_KEY (required for keys)`;
+environment: AGENTMEM_URL (default http://127.0.0.1:8080), AGENTMEM_ADMIN_KEY (required for keys),
+  AGENTMEM_API_KEY (an agent key, required for skills)`;
 
 function fail(message: string): never {
   console.error(message);
@@ -37,6 +40,10 @@ if (group === "reindex") {
   const { reindex } = await import("./reindex.js");
   await reindex([command, ...rest].includes("--force"));
   process.exit(0);
+}
+if (group === "skills") {
+  const { skillsCommand } = await import("./skills.js");
+  process.exit(await skillsCommand(command, rest));
 }
 if (group !== "keys") fail(usage);
 const { values, positionals } = parseArgs({

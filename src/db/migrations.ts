@@ -194,6 +194,71 @@ const migrations: ReadonlyArray<{ version: number; name: string; statements: str
     ],
   },
   {
+    version: 6,
+    name: "skills: the skill library, its versions, its index outbox and usage counter",
+    statements: [
+      // The current version of each skill. Empty containers: workspace-wide.
+      `create table skills (
+        id text primary key,
+        workspace_id text not null references workspaces (id) on delete cascade,
+        slug text not null,
+        name text not null,
+        description text not null,
+        content text not null,
+        tags text[] not null default '{}',
+        containers text[] not null default '{}',
+        maturity text not null check (maturity in ('experimental', 'beta', 'stable')),
+        visibility text not null check (visibility in ('private', 'public')),
+        source text not null check (source in ('authored', 'imported', 'installed', 'forked')),
+        state text not null check (state in ('active', 'deprecated')),
+        deprecated_at timestamptz,
+        deprecation_message text,
+        replaced_by text,
+        license text,
+        compatibility text,
+        allowed_tools text[] not null default '{}',
+        metadata jsonb not null default '{}',
+        extra_frontmatter jsonb not null default '{}',
+        version integer not null,
+        key_id text not null,
+        created_at timestamptz not null,
+        updated_at timestamptz not null,
+        tsv tsvector generated always as (to_tsvector('english', name || ' ' || description)) stored
+      )`,
+      `create unique index skills_by_slug on skills (workspace_id, slug)`,
+      `create index skills_by_workspace on skills (workspace_id, id desc)`,
+      `create index skills_fts on skills using gin (tsv)`,
+      // Every version, in full, with its bundled files (at most 4 MiB per version).
+      `create table skill_versions (
+        skill_id text not null references skills (id) on delete cascade,
+        version integer not null,
+        slug text not null,
+        name text not null,
+        description text not null,
+        content text not null,
+        tags text[] not null,
+        containers text[] not null,
+        maturity text not null,
+        license text,
+        compatibility text,
+        allowed_tools text[] not null,
+        metadata jsonb not null,
+        extra_frontmatter jsonb not null,
+        files jsonb not null,
+        key_id text not null,
+        created_at timestamptz not null,
+        primary key (skill_id, version)
+      )`,
+      // Skills whose vector must be (re)computed; written in the same transaction as the skill.
+      `create table skill_index_outbox (
+        seq bigserial primary key,
+        skill_id text not null,
+        enqueued_at timestamptz not null default now()
+      )`,
+      `alter table workspace_usage add column skills_stored bigint not null default 0 check (skills_stored >= 0)`,
+    ],
+  },
+  {
     version: 7,
     name: "stored token counts; content hashes of contents without letters or digits",
     statements: [

@@ -10,6 +10,8 @@ export const errorCodes = {
   not_found: { http: 404, connect: Code.NotFound, summary: "Memory or trace ID does not exist." },
   COPYLEFT_LOCKED: { http: 409, connect: Code.FailedPrecondition, summary: "Unpublish or deprecate attempted on a fork." },
   APPEAL_CONFLICT: { http: 409, connect: Code.Aborted, summary: "The skill is not removed, or an appeal is already pending." },
+  already_exists: { http: 409, connect: Code.AlreadyExists, summary: "A skill with this slug already exists in the workspace." },
+  version_conflict: { http: 409, connect: Code.Aborted, summary: "The skill's current version is not expectedVersion." },
   quota_exhausted: { http: 429, connect: Code.ResourceExhausted, summary: "Plan cap reached; see Retry-After." },
   rate_limited: { http: 429, connect: Code.ResourceExhausted, summary: "Too many requests or concurrent requests." },
   server_error: { http: 500, connect: Code.Internal, summary: "Server-side failure. Retries are safe." },

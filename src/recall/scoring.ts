@@ -1,10 +1,12 @@
 // Pure scoring policy for recall. Every number here is reported in the receipt's `why`.
 
+import { keywordRelevance } from "../search/scoring.js";
+
+export { cosine, keywordRelevance } from "../search/scoring.js";
+
 export type SearchMode = "semantic" | "keyword" | "hybrid";
 export type ValidityState = "active" | "expired" | "not_yet_valid" | "shadowed";
 
-/** BM25 scores grow without bound; this maps them to 0..1 (half-way at this score). */
-const bm25HalfScore = 12;
 /**
  * Hybrid relevance weights of the semantic side, the keyword side and informativeness. Tuned on the
  * LoCoMo tuning split (bench/recall-quality.ts, conversations 0-4) with use-lite embeddings: without
@@ -15,8 +17,6 @@ const bm25HalfScore = 12;
 const hybridWeights = { semantic: 0.35, keyword: 0.45, informativeness: 0.2 };
 /** Distinct terms (stemmed, stop words removed) at which a memory counts as fully informative. */
 const informativeTerms = 24;
-
-export const keywordRelevance = (bm25: number): number => (bm25 <= 0 ? 0 : bm25 / (bm25 + bm25HalfScore));
 
 /** 0..1 from the number of distinct terms of a memory's content. */
 export const informativeness = (terms: number): number => Math.min(1, Math.log1p(Math.max(0, terms)) / Math.log1p(informativeTerms));
@@ -29,19 +29,6 @@ export function relevance(mode: SearchMode, cosine: number, bm25: number, inform
   return (
     hybridWeights.semantic * semantic + hybridWeights.keyword * keywordRelevance(bm25) + hybridWeights.informativeness * informative
   );
-}
-
-/** Cosine similarity of two vectors of the same length; 0 when either is all zeros. */
-export function cosine(a: Float32Array, b: Float32Array): number {
-  let dot = 0;
-  let aa = 0;
-  let bb = 0;
-  for (let i = 0; i < a.length; i++) {
-    dot += a[i]! * b[i]!;
-    aa += a[i]! * a[i]!;
-    bb += b[i]! * b[i]!;
-  }
-  return aa === 0 || bb === 0 ? 0 : dot / Math.sqrt(aa * bb);
 }
 
 const dayMs = 86_400_000;

@@ -33,6 +33,8 @@ export type RateOverride = Partial<RateLimits>;
 const planSchema = z
   .object({
     memoriesStored: cap,
+    /** Absent in older plan files: unlimited. */
+    skillsStored: cap.default(null),
     recallsPerMonth: cap,
     costUnitsPerMonth: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).nullable(),
     rate: rateLimitsSchema,
@@ -53,10 +55,10 @@ export const defaultRate: RateLimits = { sustainedPerSecond: 100, burstPerSecond
  * selling plans set DEFAULT_PLAN and put workspaces on plans through the admin API.
  */
 export const builtInPlans: z.input<typeof plansSchema> = {
-  unlimited: { memoriesStored: null, recallsPerMonth: null, costUnitsPerMonth: null, rate: defaultRate, keyRateOverrides: true },
-  free: { memoriesStored: 10_000, recallsPerMonth: 10_000, costUnitsPerMonth: 2_000_000, rate: defaultRate },
-  pro: { memoriesStored: 1_000_000, recallsPerMonth: 1_000_000, costUnitsPerMonth: 200_000_000, rate: defaultRate },
-  enterprise: { memoriesStored: null, recallsPerMonth: null, costUnitsPerMonth: null, rate: defaultRate, keyRateOverrides: true },
+  unlimited: { memoriesStored: null, skillsStored: null, recallsPerMonth: null, costUnitsPerMonth: null, rate: defaultRate, keyRateOverrides: true },
+  free: { memoriesStored: 10_000, skillsStored: 1_000, recallsPerMonth: 10_000, costUnitsPerMonth: 2_000_000, rate: defaultRate },
+  pro: { memoriesStored: 1_000_000, skillsStored: 100_000, recallsPerMonth: 1_000_000, costUnitsPerMonth: 200_000_000, rate: defaultRate },
+  enterprise: { memoriesStored: null, skillsStored: null, recallsPerMonth: null, costUnitsPerMonth: null, rate: defaultRate, keyRateOverrides: true },
 };
 
 export interface PlanCatalog {

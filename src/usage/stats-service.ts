@@ -5,6 +5,7 @@ import { agentPrincipal } from "../accounts/principal.js";
 import type { Sql } from "../db/database.js";
 import { periodKey, usagePeriod } from "./period.js";
 import { effectiveRate, type Plan, type PlanCatalog, type RateOverride } from "./plans.js";
+import { readSkillsStored } from "./skill-usage.js";
 import { readUsage } from "./usage-store.js";
 
 const orUndefined = (cap: number | null) => cap ?? undefined;
@@ -14,6 +15,7 @@ export const planLimitsMessage = (plan: Plan): MessageInitShape<typeof PlanLimit
   memoriesStored: orUndefined(plan.memoriesStored),
   recallsPerMonth: orUndefined(plan.recallsPerMonth),
   costUnitsPerMonth: orUndefined(plan.costUnitsPerMonth),
+  skillsStored: orUndefined(plan.skillsStored),
 });
 
 export const rateLimitsMessage = (plan: Plan, override: RateOverride | null): MessageInitShape<typeof RateLimitsSchema> =>
@@ -28,6 +30,7 @@ export function statsService(db: Sql, plans: PlanCatalog): ServiceImpl<typeof St
       const now = new Date();
       const period = usagePeriod(now);
       const used = await readUsage(db, principal.workspaceId, periodKey(now));
+      const skillsStored = await readSkillsStored(db, principal.workspaceId);
       return {
         plan: plan.name,
         periodStart: period.start.toISOString(),
@@ -35,11 +38,13 @@ export function statsService(db: Sql, plans: PlanCatalog): ServiceImpl<typeof St
         memoriesStored: used.memoriesStored,
         recallsUsed: used.recalls,
         costUsed: used.costUnits,
+        skillsStored,
         limits: planLimitsMessage(plan),
         remaining: {
           memoriesStored: left(plan.memoriesStored, used.memoriesStored),
           recalls: left(plan.recallsPerMonth, used.recalls),
           costUnits: left(plan.costUnitsPerMonth, used.costUnits),
+          skillsStored: left(plan.skillsStored, skillsStored),
         },
         rateLimits: rateLimitsMessage(plan, principal.rateOverride),
       };

@@ -11,7 +11,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file agent/v1/stats.proto.
  */
 export const file_agent_v1_stats: GenFile = /*@__PURE__*/
-  fileDesc("ChRhZ2VudC92MS9zdGF0cy5wcm90bxIIYWdlbnQudjEiEQoPR2V0U3RhdHNSZXF1ZXN0IokCChBHZXRTdGF0c1Jlc3BvbnNlEgwKBHBsYW4YASABKAkSFAoMcGVyaW9kX3N0YXJ0GAIgASgJEhEKCXJlc2V0c19hdBgDIAEoCRIXCg9tZW1vcmllc19zdG9yZWQYBCABKAUSFAoMcmVjYWxsc191c2VkGAUgASgFEhEKCWNvc3RfdXNlZBgGIAEoARIkCgZsaW1pdHMYByABKAsyFC5hZ2VudC52MS5QbGFuTGltaXRzEisKCXJlbWFpbmluZxgIIAEoCzIYLmFnZW50LnYxLlJlbWFpbmluZ1F1b3RhEikKC3JhdGVfbGltaXRzGAkgASgLMhQuYWdlbnQudjEuUmF0ZUxpbWl0cyKwAQoKUGxhbkxpbWl0cxIcCg9tZW1vcmllc19zdG9yZWQYASABKAVIAIgBARIeChFyZWNhbGxzX3Blcl9tb250aBgCIAEoBUgBiAEBEiEKFGNvc3RfdW5pdHNfcGVyX21vbnRoGAMgASgBSAKIAQFCEgoQX21lbW9yaWVzX3N0b3JlZEIUChJfcmVjYWxsc19wZXJfbW9udGhCFwoVX2Nvc3RfdW5pdHNfcGVyX21vbnRoIowBCg5SZW1haW5pbmdRdW90YRIcCg9tZW1vcmllc19zdG9yZWQYASABKAVIAIgBARIUCgdyZWNhbGxzGAIgASgFSAGIAQESFwoKY29zdF91bml0cxgDIAEoAUgCiAEBQhIKEF9tZW1vcmllc19zdG9yZWRCCgoIX3JlY2FsbHNCDQoLX2Nvc3RfdW5pdHMigAEKClJhdGVMaW1pdHMSHAoUc3VzdGFpbmVkX3Blcl9zZWNvbmQYASABKAESGAoQYnVyc3RfcGVyX3NlY29uZBgCIAEoARIVCg1idXJzdF9zZWNvbmRzGAMgASgBEhMKC2NvbmN1cnJlbmN5GAQgASgFEg4KBnNvdXJjZRgFIAEoCTJuCgxTdGF0c1NlcnZpY2USXgoIR2V0U3RhdHMSGS5hZ2VudC52MS5HZXRTdGF0c1JlcXVlc3QaGi5hZ2VudC52MS5HZXRTdGF0c1Jlc3BvbnNlIhuC0+STAhUSEy9hcGkvdjEvYWdlbnQvc3RhdHNiBnByb3RvMw", [file_google_api_annotations]);
+  fileDesc("ChRhZ2VudC92MS9zdGF0cy5wcm90bxIIYWdlbnQudjEiEQoPR2V0U3RhdHNSZXF1ZXN0IqACChBHZXRTdGF0c1Jlc3BvbnNlEgwKBHBsYW4YASABKAkSFAoMcGVyaW9kX3N0YXJ0GAIgASgJEhEKCXJlc2V0c19hdBgDIAEoCRIXCg9tZW1vcmllc19zdG9yZWQYBCABKAUSFAoMcmVjYWxsc191c2VkGAUgASgFEhEKCWNvc3RfdXNlZBgGIAEoARIkCgZsaW1pdHMYByABKAsyFC5hZ2VudC52MS5QbGFuTGltaXRzEisKCXJlbWFpbmluZxgIIAEoCzIYLmFnZW50LnYxLlJlbWFpbmluZ1F1b3RhEikKC3JhdGVfbGltaXRzGAkgASgLMhQuYWdlbnQudjEuUmF0ZUxpbWl0cxIVCg1za2lsbHNfc3RvcmVkGAogASgFIt4BCgpQbGFuTGltaXRzEhwKD21lbW9yaWVzX3N0b3JlZBgBIAEoBUgAiAEBEh4KEXJlY2FsbHNfcGVyX21vbnRoGAIgASgFSAGIAQESIQoUY29zdF91bml0c19wZXJfbW9udGgYAyABKAFIAogBARIaCg1za2lsbHNfc3RvcmVkGAQgASgFSAOIAQFCEgoQX21lbW9yaWVzX3N0b3JlZEIUChJfcmVjYWxsc19wZXJfbW9udGhCFwoVX2Nvc3RfdW5pdHNfcGVyX21vbnRoQhAKDl9za2lsbHNfc3RvcmVkIroBCg5SZW1haW5pbmdRdW90YRIcCg9tZW1vcmllc19zdG9yZWQYASABKAVIAIgBARIUCgdyZWNhbGxzGAIgASgFSAGIAQESFwoKY29zdF91bml0cxgDIAEoAUgCiAEBEhoKDXNraWxsc19zdG9yZWQYBCABKAVIA4gBAUISChBfbWVtb3JpZXNfc3RvcmVkQgoKCF9yZWNhbGxzQg0KC19jb3N0X3VuaXRzQhAKDl9za2lsbHNfc3RvcmVkIoABCgpSYXRlTGltaXRzEhwKFHN1c3RhaW5lZF9wZXJfc2Vjb25kGAEgASgBEhgKEGJ1cnN0X3Blcl9zZWNvbmQYAiABKAESFQoNYnVyc3Rfc2Vjb25kcxgDIAEoARITCgtjb25jdXJyZW5jeRgEIAEoBRIOCgZzb3VyY2UYBSABKAkybgoMU3RhdHNTZXJ2aWNlEl4KCEdldFN0YXRzEhkuYWdlbnQudjEuR2V0U3RhdHNSZXF1ZXN0GhouYWdlbnQudjEuR2V0U3RhdHNSZXNwb25zZSIbgtPkkwIVEhMvYXBpL3YxL2FnZW50L3N0YXRzYgZwcm90bzM", [file_google_api_annotations]);
 
 /**
  * @generated from message agent.v1.GetStatsRequest
@@ -92,6 +92,13 @@ export type GetStatsResponse = Message<"agent.v1.GetStatsResponse"> & {
    * @generated from field: agent.v1.RateLimits rate_limits = 9;
    */
   rateLimits?: RateLimits | undefined;
+
+  /**
+   * Skills stored in the workspace now (every version counts once).
+   *
+   * @generated from field: int32 skills_stored = 10;
+   */
+  skillsStored: number;
 };
 
 /**
@@ -123,6 +130,11 @@ export type PlanLimits = Message<"agent.v1.PlanLimits"> & {
    * @generated from field: optional double cost_units_per_month = 3;
    */
   costUnitsPerMonth?: number | undefined;
+
+  /**
+   * @generated from field: optional int32 skills_stored = 4;
+   */
+  skillsStored?: number | undefined;
 };
 
 /**
@@ -150,6 +162,11 @@ export type RemainingQuota = Message<"agent.v1.RemainingQuota"> & {
    * @generated from field: optional double cost_units = 3;
    */
   costUnits?: number | undefined;
+
+  /**
+   * @generated from field: optional int32 skills_stored = 4;
+   */
+  skillsStored?: number | undefined;
 };
 
 /**

@@ -1,0 +1,265 @@
+// Skill search: quality on a labelled set, and latency at scale. The real server runs in a child process
+// with embedded storage (PGlite + LanceDB, the defaults) in a temporary DATA_DIR.
+//
+//   npx tsx bench/skill-search.ts [--size 10000] [--queries 300] [--timeout 1800]
+//
+// (a) Quality: the 34 skills of bench/data/skills/*/SKILL.md are imported through the API, and the 68
+//     task-style queries of bench/data/skills/queries.jsonl (written not to reuse their target's
+//     description words) are searched in every mode; hit@1 and hit@3 per split. Every fourth query
+//     (index 3, 7, ...) is held out: it was never looked at while choosing weights or embedded text.
+//     Then, in this process with the same model, the embedded-text alternatives are compared by plain
+//     cosine ranking: name + description (what the server embeds) against name + description + the
+//     first 600 characters of the body.
+// (b) Latency: `--size` synthetic skills are created through the API (8 requests in flight), then
+//     `--queries` searches at concurrency 1, each with a query text never sent before, so every search
+//     embeds its query; p50/p95/p99 of the whole REST call, per mode.
+// Writes bench/results/skill-search.json.
+
+import { readdirSync, readFileSync } from "node:fs";
+import { mkdir, writeFile } from "node:fs/promises";
+import { availableParallelism, cpus, loadavg } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { loadConfig } from "../src/config.js";
+import { createEmbedder } from "../src/embeddings/create-embedder.js";
+import { cosine } from "../src/search/scoring.js";
+import { hybridKeywordWeight } from "../src/skills/skill-scoring.js";
+import { splitSkillMd } from "../src/skills/skill-md.js";
+import { prng } from "./lib/synthetic.js";
+import { onCleanUp, positiveOption, runBench, stopAfter } from "./lib/run.js";
+import { startServer } from "./lib/server.js";
+import { alignedTable } from "./lib/table.js";
+
+const dataDir = fileURLToPath(new URL("./data/skills/", import.meta.url));
+const modes = ["semantic", "keyword", "hybrid"] as const;
+const sweepWeights = [0, 0.05, 0.1, 0.2, 0.3, 0.5];
+
+interface Query {
+  query: string;
+  skill: string;
+}
+
+const isHeldOut = (i: number) => i % 4 === 3;
+
+function labelledSet() {
+  const skills = readdirSync(dataDir, { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .map((d) => ({ dir: d.name, text: readFileSync(path.join(dataDir, d.name, "SKILL.md"), "utf8") }));
+  const queries = readFileSync(path.join(dataDir, "queries.jsonl"), "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as Query);
+  return { skills, queries };
+}
+
+type Call = (route: string, body: unknown) => Promise<any>;
+
+function client(url: string, key: string): Call {
+  return async (route, body) => {
+    const res = await fetch(`${url}/api/v1/agent/skills${route}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    const json = await res.json();
+    if (!res.ok) throw new Error(`${route}: ${res.status} ${JSON.stringify(json)}`);
+    return json;
+  };
+}
+
+interface Hits {
+  hit1: number;
+  hit3: number;
+  n: number;
+}
+
+function score(ranked: string[][], queries: Query[], heldOut: boolean): Hits {
+  let hit1 = 0;
+  let hit3 = 0;
+  let n = 0;
+  queries.forEach((q, i) => {
+    if (isHeldOut(i) !== heldOut) return;
+    n++;
+    if (ranked[i]![0] === q.skill) hit1++;
+    if (ranked[i]!.slice(0, 3).includes(q.skill)) hit3++;
+  });
+  return { hit1: hit1 / n, hit3: hit3 / n, n };
+}
+
+async function quality(call: Call) {
+  const { skills, queries } = labelledSet();
+  for (const s of skills) await call("/import", { content: s.text, tags: ["labelled"] });
+  const results: Record<string, { dev: Hits; heldOut: Hits }> = {};
+  for (const mode of modes) {
+    const ranked: string[][] = [];
+    for (const q of queries) {
+      const res = await call("/search", { query: q.query, limit: 3, searchMode: mode, tags: ["labelled"] });
+      ranked.push(res.skills.map((s: { slug: string }) => s.slug));
+    }
+    results[mode] = { dev: score(ranked, queries, false), heldOut: score(ranked, queries, true) };
+  }
+  // The hybrid weight sweep: both sides' scores for every labelled skill, fused here as the server fuses them.
+  const sides: Array<{ semantic: Map<string, number>; keyword: Map<string, number> }> = [];
+  for (const q of queries) {
+    const side = async (mode: string) =>
+      new Map<string, number>(
+        (await call("/search", { query: q.query, limit: 100, searchMode: mode, tags: ["labelled"] })).skills.map((s: { slug: string; similarity: number }) => [s.slug, s.similarity]),
+      );
+    sides.push({ semantic: await side("semantic"), keyword: await side("keyword") });
+  }
+  const sweep = sweepWeights.map((w) => {
+    const ranked = sides.map(({ semantic, keyword }) =>
+      skills
+        .map((s) => ({ slug: s.dir, score: (1 - w) * (semantic.get(s.dir) ?? 0) + w * (keyword.get(s.dir) ?? 0) }))
+        .sort((a, b) => b.score - a.score)
+        .map((r) => r.slug),
+    );
+    return { keywordWeight: w, dev: score(ranked, queries, false), heldOut: score(ranked, queries, true) };
+  });
+  return { skills: skills.length, queries: queries.length, results, sweep };
+}
+
+/** Plain cosine ranking in this process, for texts the server does not embed. */
+async function embeddedTextAlternatives() {
+  const { skills, queries } = labelledSet();
+  const embedder = await createEmbedder(loadConfig({ DATA_DIR: "memory://", EMBEDDING_WORKERS: "1" }));
+  try {
+    const parsed = skills.map((s) => {
+      const split = splitSkillMd(s.text) as { yaml: string; body: string };
+      const description = JSON.parse(/description: (".*")/.exec(split.yaml)![1]!) as string;
+      return { slug: s.dir, description, body: split.body };
+    });
+    const variants: Record<string, (s: (typeof parsed)[number]) => string> = {
+      "name + description": (s) => `${s.slug}\n${s.description}`,
+      "name + description + body[:600]": (s) => `${s.slug}\n${s.description}\n${s.body.slice(0, 600)}`,
+      "description only": (s) => s.description,
+    };
+    const queryVectors = await embedder.embed(queries.map((q) => q.query));
+    const out: Record<string, { dev: Hits; heldOut: Hits }> = {};
+    for (const [name, text] of Object.entries(variants)) {
+      const vectors = await embedder.embed(parsed.map(text));
+      const ranked = queryVectors.map((qv) =>
+        parsed
+          .map((s, i) => ({ slug: s.slug, sim: cosine(qv, vectors[i]!) }))
+          .sort((a, b) => b.sim - a.sim)
+          .map((r) => r.slug),
+      );
+      out[name] = { dev: score(ranked, queries, false), heldOut: score(ranked, queries, true) };
+    }
+    return out;
+  } finally {
+    await embedder.close();
+  }
+}
+
+const verbs = ["audits", "generates", "migrates", "monitors", "tests", "deploys", "documents", "refactors", "profiles", "secures", "translates", "backs up"];
+const objects = ["invoices", "Kafka topics", "Terraform plans", "React components", "Postgres schemas", "S3 buckets", "CSV exports", "Helm charts", "GraphQL resolvers", "cron jobs", "webhooks", "feature flags", "Redis caches", "PDF reports", "Slack alerts", "OAuth clients"];
+const contexts = ["for the payments team", "before a release", "in CI", "after an incident", "for compliance reviews", "during on-call", "for new hires", "across regions"];
+
+function syntheticSkill(i: number, rand: () => number) {
+  const pick = <T>(xs: readonly T[]) => xs[Math.floor(rand() * xs.length)]!;
+  const verb = pick(verbs);
+  const object = pick(objects);
+  return {
+    slug: `synthetic-${i}`,
+    name: `${verb} ${object} ${i}`,
+    description: `${verb[0]!.toUpperCase()}${verb.slice(1)} ${object} ${pick(contexts)}, checks the result and reports problems. Use when ${object} need attention ${pick(contexts)}.`,
+    content: `# Skill ${i}\n\nSteps for ${object}.\n`,
+    tags: [pick(["ops", "dev", "data", "security"])],
+  };
+}
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+
+async function load(call: Call, size: number): Promise<{ seconds: number; perSecond: number }> {
+  const rand = prng(42);
+  const started = performance.now();
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < size; i = next++) await call("", syntheticSkill(i, rand));
+  };
+  await Promise.all(Array.from({ length: 8 }, worker));
+  const seconds = (performance.now() - started) / 1000;
+  return { seconds, perSecond: size / seconds };
+}
+
+async function latency(call: Call, queries: number) {
+  const rand = prng(7);
+  const out: Record<string, { p50: number; p95: number; p99: number; n: number }> = {};
+  for (const mode of modes) {
+    const times: number[] = [];
+    for (let i = 0; i < queries; i++) {
+      // A text never sent before: the server embeds every query.
+      const query = `${verbs[Math.floor(rand() * verbs.length)]} ${objects[Math.floor(rand() * objects.length)]} ${mode} ${i} ${Math.floor(rand() * 1e9)}`;
+      const t = performance.now();
+      await call("/search", { query, limit: 10, searchMode: mode });
+      times.push(performance.now() - t);
+    }
+    times.sort((a, b) => a - b);
+    out[mode] = { p50: percentile(times, 50), p95: percentile(times, 95), p99: percentile(times, 99), n: times.length };
+  }
+  return out;
+}
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({
+    options: { size: { type: "string", default: "10000" }, queries: { type: "string", default: "300" }, timeout: { type: "string", default: "1800" } },
+  });
+  const size = positiveOption("size", values.size);
+  const queries = positiveOption("queries", values.queries);
+  stopAfter(positiveOption("timeout", values.timeout));
+  const machine = { cores: availableParallelism(), cpu: cpus()[0]?.model ?? "unknown", node: process.version, loadAvg1m: loadavg()[0]! };
+  console.log(`machine: ${machine.cores} cores (${machine.cpu}), node ${machine.node}, load ${machine.loadAvg1m.toFixed(2)}`);
+
+  const server = await startServer(undefined);
+  onCleanUp(() => server.stop());
+  const call = client(server.url, await server.createKey("bench", "bench-1"));
+
+  const q = await quality(call);
+  const pct = (x: number) => x.toFixed(2);
+  console.log(`\nquality: ${q.skills} skills, ${q.queries} queries (dev ${q.queries - Math.floor(q.queries / 4)}, held out ${Math.floor(q.queries / 4)})`);
+  console.log(
+    alignedTable([
+      ["mode", "dev hit@1", "dev hit@3", "held-out hit@1", "held-out hit@3"],
+      ...modes.map((m) => [m, pct(q.results[m]!.dev.hit1), pct(q.results[m]!.dev.hit3), pct(q.results[m]!.heldOut.hit1), pct(q.results[m]!.heldOut.hit3)]),
+    ]),
+  );
+
+  console.log(`\nhybrid keyword weight (server default ${hybridKeywordWeight}), chosen on the dev split:`);
+  console.log(
+    alignedTable([
+      ["keyword weight", "dev hit@1", "dev hit@3", "held-out hit@1", "held-out hit@3"],
+      ...q.sweep.map((r) => [String(r.keywordWeight), pct(r.dev.hit1), pct(r.dev.hit3), pct(r.heldOut.hit1), pct(r.heldOut.hit3)]),
+    ]),
+  );
+
+  const loaded = await load(call, size);
+  console.log(`\nloaded ${size} synthetic skills through the API in ${loaded.seconds.toFixed(0)} s (${loaded.perSecond.toFixed(0)} skills/s, searchable on answer)`);
+  const lat = await latency(call, queries);
+  console.log(`latency at ${size + q.skills} skills, concurrency 1, fresh queries (query embedding included), REST:`);
+  console.log(
+    alignedTable([
+      ["mode", "p50 ms", "p95 ms", "p99 ms", "n"],
+      ...modes.map((m) => [m, lat[m]!.p50.toFixed(1), lat[m]!.p95.toFixed(1), lat[m]!.p99.toFixed(1), String(lat[m]!.n)]),
+    ]),
+  );
+  await server.stop();
+
+  const alternatives = await embeddedTextAlternatives();
+  console.log("\nembedded text alternatives (plain cosine, use-lite, in process):");
+  console.log(
+    alignedTable([
+      ["embedded text", "dev hit@1", "dev hit@3", "held-out hit@1", "held-out hit@3"],
+      ...Object.entries(alternatives).map(([name, r]) => [name, pct(r.dev.hit1), pct(r.dev.hit3), pct(r.heldOut.hit1), pct(r.heldOut.hit3)]),
+    ]),
+  );
+
+  const out = path.join(fileURLToPath(new URL("./results/", import.meta.url)), "skill-search.json");
+  await mkdir(path.dirname(out), { recursive: true });
+  await writeFile(out, JSON.stringify({ machine, startedAt: new Date().toISOString(), quality: q, load: { size, ...loaded }, latency: lat, alternatives }, null, 2));
+  console.log(`\nwrote ${path.relative(process.cwd(), out)}`);
+  return 0;
+}
+
+runBench(main);

@@ -1,0 +1,159 @@
+import { connect, Index } from "@lancedb/lancedb";
+import { Field, FixedSizeList, Float32, List, RecordBatch, Schema, Struct, Table, Utf8, makeData, vectorFromArray, type DataType } from "apache-arrow";
+import { idIn } from "../vector/lance-filter.js";
+import { checkDimensions } from "../vector/records.js";
+import { serialQueue } from "../vector/serial.js";
+import { skillFilterMatchesNothing, type SkillVectorFilter, type SkillVectorIndex, type SkillVectorRecord } from "./skill-vector-index.js";
+
+const utf8List = () => new List(new Field("item", new Utf8(), true));
+
+function skillSchema(dimensions: number): Schema {
+  return new Schema([
+    new Field("id", new Utf8(), false),
+    new Field("workspace_id", new Utf8(), false),
+    new Field("containers", utf8List(), false),
+    new Field("tags", utf8List(), false),
+    new Field("maturity", new Utf8(), false),
+    new Field("state", new Utf8(), false),
+    new Field("text", new Utf8(), false),
+    new Field("vector", new FixedSizeList(dimensions, new Field("item", new Float32(), true)), false),
+  ]);
+}
+
+function toArrow(schema: Schema, dimensions: number, records: readonly SkillVectorRecord[]): Table {
+  const flat = new Float32Array(records.length * dimensions);
+  records.forEach((r, i) => flat.set(r.vector, i * dimensions));
+  const column = (values: unknown[], type: DataType) => vectorFromArray(values as never, type).data[0]!;
+  const children = [
+    column(records.map((r) => r.id), new Utf8()),
+    column(records.map((r) => r.workspaceId), new Utf8()),
+    column(records.map((r) => r.containers), utf8List()),
+    column(records.map((r) => r.tags), utf8List()),
+    column(records.map((r) => r.maturity), new Utf8()),
+    column(records.map((r) => r.state), new Utf8()),
+    column(records.map((r) => r.text), new Utf8()),
+    makeData({
+      type: schema.fields[7]!.type as FixedSizeList<Float32>,
+      length: records.length,
+      nullCount: 0,
+      child: makeData({ type: new Float32(), length: flat.length, data: flat }),
+    }),
+  ];
+  return new Table(new RecordBatch(schema, makeData({ type: new Struct(schema.fields), length: records.length, nullCount: 0, children })));
+}
+
+const sqlString = (value: string) => `'${value.replaceAll("'", "''")}'`;
+const sqlList = (values: readonly string[]) => values.map(sqlString).join(", ");
+
+function skillLanceFilter(f: SkillVectorFilter): string {
+  const clauses = [`workspace_id = ${sqlString(f.workspaceId)}`];
+  if (f.containers) clauses.push(`array_has_any(containers, [${sqlList(f.containers)}])`);
+  if (f.tags) clauses.push(`array_has_any(tags, [${sqlList(f.tags)}])`);
+  if (f.maturities) clauses.push(`maturity IN (${sqlList(f.maturities)})`);
+  if (f.states) clauses.push(`state IN (${sqlList(f.states)})`);
+  if (f.ids) clauses.push(idIn(f.ids));
+  return clauses.join(" AND ");
+}
+
+/** Versions older than this are pruned by optimize(). */
+const versionRetentionMs = 2 * 60_000;
+
+/**
+ * The skills collection in LanceDB: its own table next to the memories', searched exactly (skills are
+ * written rarely and a workspace holds thousands, not millions: 10k skills scan in a few milliseconds).
+ */
+export async function openLanceSkillIndex(options: { uri: string; dimensions: number; readConsistencySeconds?: number }): Promise<SkillVectorIndex> {
+  const { dimensions } = options;
+  const schema = skillSchema(dimensions);
+  const connection = await connect(options.uri, {
+    readConsistencyInterval: options.readConsistencySeconds ?? (options.uri.includes("://") ? 1 : 0),
+  });
+  const table = await connection.createEmptyTable(`skills_v1_${dimensions}`, schema, { mode: "create", existOk: true });
+  // BM25 over name and description, as for memories' content; rows written since the last optimize() are scanned.
+  const hasTextIndex = async () => (await table.listIndices()).some((i) => i.columns.includes("text"));
+  if (!(await hasTextIndex())) {
+    const config = Index.fts({ language: "English", stem: true, removeStopWords: true, asciiFolding: true, withPosition: false });
+    // Nodes starting together on one LanceDB location race to create it: losing the race is fine.
+    await table.createIndex("text", { config }).catch(async (err: unknown) => {
+      if (!(await hasTextIndex())) throw err;
+    });
+  }
+  const write = serialQueue();
+
+  return {
+    kind: "lancedb",
+
+    upsert: (records) =>
+      write(async () => {
+        if (records.length === 0) return;
+        for (const r of records) checkDimensions(r.vector, dimensions);
+        const last = [...new Map(records.map((r) => [r.id, r])).values()];
+        await table.mergeInsert("id").whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(toArrow(schema, dimensions, last));
+      }),
+
+    delete: (ids) =>
+      write(async () => {
+        if (ids.length > 0) await table.delete(idIn(ids));
+      }),
+
+    async search(vector, filter, k) {
+      checkDimensions(vector, dimensions);
+      if (k <= 0 || skillFilterMatchesNothing(filter)) return [];
+      const result = await table
+        .vectorSearch(vector)
+        .distanceType("cosine")
+        .where(skillLanceFilter(filter))
+        .bypassVectorIndex()
+        .select(["id", "_distance"])
+        .limit(k)
+        .toArrow();
+      const ids = result.getChild("id");
+      if (!ids) return [];
+      const distances = result.getChild("_distance")!;
+      const hits = [];
+      for (let i = 0; i < result.numRows; i++) hits.push({ id: ids.get(i) as string, similarity: 1 - (distances.get(i) as number) });
+      return hits;
+    },
+
+    async keywordSearch(query, filter, k) {
+      if (k <= 0 || skillFilterMatchesNothing(filter)) return [];
+      const result = await table
+        .query()
+        .fullTextSearch(query, { columns: "text" })
+        .where(skillLanceFilter(filter))
+        .select(["id", "_score"])
+        .limit(k)
+        .toArrow();
+      const ids = result.getChild("id");
+      if (!ids) return [];
+      const scores = result.getChild("_score")!;
+      const hits = [];
+      for (let i = 0; i < result.numRows; i++) hits.push({ id: ids.get(i) as string, bm25: scores.get(i) as number });
+      return hits;
+    },
+
+    optimize: () =>
+      write(async () => {
+        await table.optimize({ cleanupOlderThan: new Date(Date.now() - versionRetentionMs) });
+        if ((await table.countRows()) === 0) return;
+        const indexed = new Set((await table.listIndices()).flatMap((i) => i.columns));
+        if (!indexed.has("id")) await table.createIndex("id", { config: Index.btree() });
+        if (!indexed.has("workspace_id")) await table.createIndex("workspace_id", { config: Index.bitmap() });
+      }),
+
+    async ids() {
+      const column = (await table.query().select(["id"]).toArrow()).getChild("id");
+      const ids = new Set<string>();
+      if (column) for (const id of column) ids.add(id as string);
+      return ids;
+    },
+
+    count: () => table.countRows(),
+
+    async close() {
+      await write(async () => undefined);
+      table.close();
+      connection.close();
+    },
+  };
+}

@@ -1,0 +1,30 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import type { Config } from "../../config.js";
+import type { Database } from "../../db/database.js";
+import type { SkillVectorIndex } from "./skill-vector-index.js";
+
+/** Opens the skills collection on the configured backend, where the memories' vector index lives. */
+export async function openSkillIndex(
+  config: Pick<Config, "VECTOR_BACKEND" | "LANCEDB_URI" | "DATA_DIR">,
+  db: Database,
+  dimensions: number,
+): Promise<SkillVectorIndex> {
+  if (config.VECTOR_BACKEND === "pgvector") {
+    const { openPgvectorSkillIndex } = await import("./pgvector-skill-index.js");
+    return openPgvectorSkillIndex(db, dimensions);
+  }
+  const { openLanceSkillIndex } = await import("./lancedb-skill-index.js");
+  if (config.LANCEDB_URI) return openLanceSkillIndex({ uri: config.LANCEDB_URI, dimensions });
+  if (!config.DATA_DIR.startsWith("memory://")) return openLanceSkillIndex({ uri: path.resolve(config.DATA_DIR, "lance"), dimensions });
+  const scratch = await mkdtemp(path.join(os.tmpdir(), "agentmem-lance-skills-"));
+  const index = await openLanceSkillIndex({ uri: scratch, dimensions });
+  return {
+    ...index,
+    async close() {
+      await index.close();
+      await rm(scratch, { recursive: true, force: true });
+    },
+  };
+}

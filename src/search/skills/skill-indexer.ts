@@ -1,0 +1,106 @@
+import type { FastifyBaseLogger } from "fastify";
+import type { Database } from "../../db/database.js";
+import type { Embedder } from "../../embeddings/embedder.js";
+import { loadSkills } from "../../skills/skill-store.js";
+import { embeddedText } from "../../skills/skill-text.js";
+import { indexedContainers, type SkillVectorIndex } from "./skill-vector-index.js";
+
+// Postgres is the truth; the skills collection follows it through skill_index_outbox, written in the
+// same transaction as every skill write. Writers also drain right away (see SkillService), so a
+// skill is searchable when its write answers; a failure there leaves the job queued for the poller.
+
+const batchSize = 64;
+const pollMs = 1000;
+const optimizeEvery = 200;
+
+export function createSkillIndexer(db: Database, index: SkillVectorIndex, embedder: Embedder, log: FastifyBaseLogger) {
+  let running: Promise<number> | undefined;
+  let again = false;
+  let writesSinceOptimize = 0;
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+
+  async function step(): Promise<number> {
+    const jobs = await db.query<{ seq: string; skill_id: string }>("select seq, skill_id from skill_index_outbox order by seq limit $1", [batchSize]);
+    if (jobs.length === 0) return 0;
+    const ids = [...new Set(jobs.map((j) => j.skill_id))];
+    const skills = await loadSkills(db, ids);
+    const present = new Set(skills.map((s) => s.id));
+    const vectors = skills.length > 0 ? await embedder.embed(skills.map(embeddedText)) : [];
+    await index.upsert(
+      skills.map((s, i) => ({
+        id: s.id,
+        workspaceId: s.workspaceId,
+        containers: indexedContainers(s.containers),
+        tags: s.tags,
+        maturity: s.maturity,
+        state: s.state,
+        text: embeddedText(s),
+        vector: vectors[i]!,
+      })),
+    );
+    const gone = ids.filter((id) => !present.has(id));
+    if (gone.length > 0) await index.delete(gone);
+    await db.query("delete from skill_index_outbox where seq = any($1::bigint[])", [jobs.map((j) => j.seq)]);
+    writesSinceOptimize += ids.length;
+    if (writesSinceOptimize >= optimizeEvery) {
+      writesSinceOptimize = 0;
+      await index.optimize().catch((err: unknown) => log.warn({ err }, "skill index optimize failed; retried after the next writes"));
+    }
+    return jobs.length;
+  }
+
+  /** Indexes until the outbox is empty; a caller arriving during a run waits for a run that sees its job. */
+  function drain(): Promise<number> {
+    if (running) {
+      again = true;
+      return running;
+    }
+    running = (async () => {
+      let total = 0;
+      do {
+        again = false;
+        for (let n = await step(); n > 0 && !stopped; n = await step()) total += n;
+      } while (again && !stopped);
+      return total;
+    })().finally(() => {
+      running = undefined;
+    });
+    return running;
+  }
+
+  const drainInBackground = () => {
+    drain().catch((err: unknown) => log.error({ err }, "skill indexing failed; queued skills stay queued and are retried"));
+  };
+
+  return {
+    drain,
+    /** Called after a committed write: indexes now and resolves when done; never throws. */
+    async indexNow(): Promise<void> {
+      if (stopped) return;
+      await drain().catch((err: unknown) => log.warn({ err }, "skill indexing on write failed; the poller retries"));
+    },
+    /** Queues every skill the index lacks and drops vectors of skills that no longer exist. */
+    async reconcile(): Promise<{ queued: number; removed: number }> {
+      const indexed = await index.ids();
+      const stored = new Set((await db.query<{ id: string }>("select id from skills")).map((r) => r.id));
+      const missing = [...stored].filter((id) => !indexed.has(id));
+      const orphans = [...indexed].filter((id) => !stored.has(id));
+      if (missing.length > 0) await db.query("insert into skill_index_outbox (skill_id) select unnest($1::text[])", [missing]);
+      if (orphans.length > 0) await index.delete(orphans);
+      return { queued: missing.length, removed: orphans.length };
+    },
+    start(): void {
+      timer = setInterval(drainInBackground, pollMs);
+      timer.unref();
+      drainInBackground();
+    },
+    async stop(): Promise<void> {
+      stopped = true;
+      clearInterval(timer);
+      await running?.catch(() => undefined);
+    },
+  };
+}
+
+export type SkillIndexer = ReturnType<typeof createSkillIndexer>;

@@ -1,0 +1,60 @@
+import type { VectorHit } from "../vector/vector-index.js";
+
+// The skills collection of the search module: one vector per skill (its name and description), with the
+// columns skill search filters on. Like the memories collection it follows Postgres through an outbox.
+
+/** Stands for "every container" in the index's containers column: workspace-wide skills have none. */
+export const workspaceWide = "*";
+
+export interface SkillVectorRecord {
+  id: string;
+  workspaceId: string;
+  /** The skill's containers, or [workspaceWide] for a workspace-wide skill. */
+  containers: string[];
+  tags: string[];
+  maturity: string;
+  /** active | deprecated. */
+  state: string;
+  /** The embedded text (name and description), for keyword search. */
+  text: string;
+  vector: Float32Array;
+}
+
+/** Prefilters applied inside the index. A list given empty matches nothing. */
+export interface SkillVectorFilter {
+  workspaceId: string;
+  /** Any-of; include workspaceWide to admit workspace-wide skills. Absent: every container. */
+  containers?: string[];
+  tags?: string[];
+  maturities?: string[];
+  states?: string[];
+  ids?: string[];
+}
+
+export interface SkillKeywordHit {
+  id: string;
+  /** BM25 score, 0 or more. */
+  bm25: number;
+}
+
+export interface SkillVectorIndex {
+  readonly kind: "lancedb" | "pgvector";
+  upsert(records: readonly SkillVectorRecord[]): Promise<void>;
+  delete(ids: readonly string[]): Promise<void>;
+  /** The k most similar skills that pass the filter, most similar first (an exact search). */
+  search(vector: Float32Array, filter: SkillVectorFilter, k: number): Promise<VectorHit[]>;
+  /** The k best BM25 matches of the query's words in the skills' text that pass the filter, best first. */
+  keywordSearch(query: string, filter: SkillVectorFilter, k: number): Promise<SkillKeywordHit[]>;
+  /** Compacts the collection after writes. */
+  optimize(): Promise<void>;
+  ids(): Promise<Set<string>>;
+  count(): Promise<number>;
+  close(): Promise<void>;
+}
+
+export function skillFilterMatchesNothing(f: SkillVectorFilter): boolean {
+  return [f.containers, f.tags, f.maturities, f.states, f.ids].some((list) => list?.length === 0);
+}
+
+/** The index's containers column for a skill's containers. */
+export const indexedContainers = (containers: readonly string[]): string[] => (containers.length === 0 ? [workspaceWide] : [...containers]);

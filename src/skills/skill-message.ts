@@ -1,0 +1,34 @@
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { SkillSchema, SkillState } from "../../gen/agent/v1/skill_pb.js";
+import { fileMessages, maturities, sources, visibilities } from "./skill-rules.js";
+import type { SkillRecord } from "./skill-store.js";
+
+/** The API's Skill; search and list leave the files out. */
+export function skillMessage(s: SkillRecord, extra: { similarity?: number } = {}): MessageInitShape<typeof SkillSchema> {
+  return {
+    id: s.id,
+    slug: s.slug,
+    name: s.name,
+    description: s.description,
+    content: s.content,
+    tags: s.tags,
+    containers: s.containers,
+    maturity: maturities.byName.get(s.maturity) ?? 0,
+    visibility: visibilities.byName.get(s.visibility) ?? 0,
+    state: s.state === "deprecated" ? SkillState.DEPRECATED : SkillState.ACTIVE,
+    deprecatedAt: s.deprecatedAt?.toISOString(),
+    deprecationMessage: s.deprecationMessage ?? undefined,
+    replacedBy: s.replacedBy ?? undefined,
+    version: s.version,
+    createdAt: s.createdAt.toISOString(),
+    updatedAt: s.updatedAt.toISOString(),
+    license: s.license ?? undefined,
+    compatibility: s.compatibility ?? undefined,
+    allowedTools: s.allowedTools,
+    metadata: s.metadata,
+    files: fileMessages(s.files),
+    source: sources.byName.get(s.source) ?? 0,
+    extraFrontmatter: s.extraFrontmatter,
+    similarity: extra.similarity,
+  };
+}

@@ -1,0 +1,75 @@
+import type { Scope } from "../accounts/container-scope.js";
+import type { Sql } from "../db/database.js";
+import { workspaceWide, type SkillVectorFilter, type SkillVectorIndex } from "../search/skills/skill-vector-index.js";
+import { skillRelevance, type SkillSearchMode } from "./skill-scoring.js";
+import { findSkills, type SkillQueryFilter, type SkillRecord } from "./skill-store.js";
+
+export interface SkillSearchDeps {
+  db: Sql;
+  index: SkillVectorIndex;
+  embedQuery(text: string): Promise<Float32Array>;
+}
+
+export interface SkillSearchQuery {
+  query: string;
+  limit: number;
+  mode: SkillSearchMode;
+  filter: SkillQueryFilter;
+}
+
+export interface SkillSearchResult {
+  hits: Array<{ skill: SkillRecord; score: number }>;
+  embedMs: number;
+  searchMs: number;
+}
+
+/** Candidates each side contributes: headroom for the re-check against Postgres. */
+const poolSize = (limit: number) => Math.min(400, Math.max(40, limit * 4));
+
+/** The index filter for a scope and query filter: the containers admitted always include workspace-wide skills. */
+function indexFilter(scope: Scope, f: SkillQueryFilter): SkillVectorFilter {
+  const containers = f.containers ?? (scope.container === null ? null : [scope.container]);
+  return {
+    workspaceId: scope.workspaceId,
+    ...(containers ? { containers: [...containers, workspaceWide] } : {}),
+    ...(f.tags ? { tags: f.tags } : {}),
+    ...(f.maturities ? { maturities: f.maturities } : {}),
+    ...(f.includeDeprecated ? {} : { states: ["active"] }),
+  };
+}
+
+/**
+ * Hybrid skill search: nearest skills by the embedding of name and description, and BM25 over the same
+ * text (started while the query embeds), both in the skills collection; every candidate re-checked
+ * against Postgres, then ranked by skillRelevance.
+ */
+export async function searchSkills(deps: SkillSearchDeps, scope: Scope, q: SkillSearchQuery): Promise<SkillSearchResult> {
+  const pool = poolSize(q.limit);
+  const filter = indexFilter(scope, q.filter);
+  let embedMs = 0;
+  const started = performance.now();
+  const semantic = (async () => {
+    if (q.mode === "keyword") return { vector: undefined, hits: [] };
+    const t = performance.now();
+    const vector = await deps.embedQuery(q.query);
+    embedMs = performance.now() - t;
+    return { vector, hits: await deps.index.search(vector, filter, pool) };
+  })();
+  const keyword = q.mode === "semantic" ? Promise.resolve([]) : deps.index.keywordSearch(q.query, filter, pool);
+  const [{ vector, hits }, keywordHits] = await Promise.all([semantic, keyword]);
+
+  const cosines = new Map(hits.map((h) => [h.id, h.similarity]));
+  const bm25 = new Map(keywordHits.map((h) => [h.id, h.bm25]));
+  const keywordOnly = keywordHits.filter((h) => !cosines.has(h.id)).map((h) => h.id);
+  if (vector && keywordOnly.length > 0) {
+    for (const h of await deps.index.search(vector, { ...filter, ids: keywordOnly }, keywordOnly.length)) cosines.set(h.id, h.similarity);
+  }
+  const ids = [...new Set([...cosines.keys(), ...bm25.keys()])];
+  const skills = await findSkills(deps.db, scope, ids, q.filter);
+  const searchMs = performance.now() - started - embedMs;
+  const ranked = skills
+    .map((skill) => ({ skill, score: skillRelevance(q.mode, cosines.get(skill.id) ?? 0, bm25.get(skill.id) ?? 0) }))
+    .sort((a, b) => b.score - a.score || (a.skill.id < b.skill.id ? -1 : 1))
+    .slice(0, q.limit);
+  return { hits: ranked, embedMs, searchMs };
+}

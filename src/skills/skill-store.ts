@@ -1,0 +1,258 @@
+import type { JsonObject } from "@bufbuild/protobuf";
+import type { Scope } from "../accounts/container-scope.js";
+import type { Sql } from "../db/database.js";
+import { apiError } from "../errors/api-error.js";
+import type { SkillDraft, StoredFile } from "./skill-rules.js";
+
+/** One version of a skill as stored: its validated fields plus identity, state and history. */
+export interface SkillRecord extends SkillDraft {
+  id: string;
+  workspaceId: string;
+  visibility: string;
+  source: string;
+  /** active | deprecated (the current state, whichever version is read). */
+  state: string;
+  deprecatedAt: Date | null;
+  deprecationMessage: string | null;
+  replacedBy: string | null;
+  version: number;
+  keyId: string;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+interface SkillRow {
+  id: string;
+  workspace_id: string;
+  slug: string;
+  name: string;
+  description: string;
+  content: string;
+  tags: string[];
+  containers: string[];
+  maturity: string;
+  visibility: string;
+  source: string;
+  state: string;
+  deprecated_at: Date | null;
+  deprecation_message: string | null;
+  replaced_by: string | null;
+  license: string | null;
+  compatibility: string | null;
+  allowed_tools: string[];
+  metadata: Record<string, string>;
+  extra_frontmatter: JsonObject;
+  files: StoredFile[] | null;
+  version: number;
+  key_id: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const recordOf = (r: SkillRow): SkillRecord => ({
+  id: r.id,
+  workspaceId: r.workspace_id,
+  slug: r.slug,
+  name: r.name,
+  description: r.description,
+  content: r.content,
+  tags: r.tags,
+  containers: r.containers,
+  maturity: r.maturity,
+  visibility: r.visibility,
+  source: r.source,
+  state: r.state,
+  deprecatedAt: r.deprecated_at,
+  deprecationMessage: r.deprecation_message,
+  replacedBy: r.replaced_by,
+  license: r.license,
+  compatibility: r.compatibility,
+  allowedTools: r.allowed_tools,
+  metadata: r.metadata,
+  extraFrontmatter: r.extra_frontmatter,
+  files: r.files ?? [],
+  version: r.version,
+  keyId: r.key_id,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+/**
+ * Every read is limited to the caller's workspace and, for a scoped key, to skills of its container
+ * or workspace-wide ones (no containers). $2 is the workspace, $3 the key's container or null.
+ */
+export const visibleSkill = (alias: string) =>
+  `${alias}.workspace_id = $2 and ($3::text is null or cardinality(${alias}.containers) = 0 or $3 = any(${alias}.containers))`;
+
+const versionFields =
+  "slug, name, description, content, tags, containers, maturity, license, compatibility, allowed_tools, metadata, extra_frontmatter, key_id";
+const currentOnly = "visibility, source, state, deprecated_at, deprecation_message, replaced_by, version, created_at, updated_at";
+
+const columns = (alias: string, files: string) =>
+  `${alias}.id, ${alias}.workspace_id, ${versionFields
+    .split(", ")
+    .map((c) => `${alias}.${c}`)
+    .join(", ")}, ${currentOnly
+    .split(", ")
+    .map((c) => `${alias}.${c}`)
+    .join(", ")}, ${files} as files`;
+
+/** Current rows with their current version's files. */
+const currentSelect = (files: boolean) =>
+  `select ${columns("s", files ? "v.files" : "null::jsonb")} from skills s${
+    files ? " join skill_versions v on v.skill_id = s.id and v.version = s.version" : ""
+  }`;
+
+const isUniqueViolation = (err: unknown) => (err as { code?: unknown } | null)?.code === "23505";
+
+function versionParams(s: SkillRecord): unknown[] {
+  return [
+    s.slug,
+    s.name,
+    s.description,
+    s.content,
+    s.tags,
+    s.containers,
+    s.maturity,
+    s.license,
+    s.compatibility,
+    s.allowedTools,
+    JSON.stringify(s.metadata),
+    JSON.stringify(s.extraFrontmatter),
+    s.keyId,
+  ];
+}
+
+const slugTaken = (slug: string) =>
+  apiError("already_exists", `a skill with slug ${slug} already exists in this workspace`, { field: "slug", slug });
+
+/** Inserts a new skill (version 1), its first version and its indexing job in one statement. */
+export async function insertSkill(sql: Sql, s: SkillRecord): Promise<void> {
+  try {
+    await sql.query(
+      `with inserted as (
+         insert into skills (id, workspace_id, ${versionFields}, ${currentOnly})
+         values ($14, $15, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12::jsonb, $13,
+           $16, $17, 'active', null, null, null, 1, $18, $18)
+         returning id),
+       versions as (
+         insert into skill_versions (skill_id, version, ${versionFields}, files, created_at)
+         values ($14, 1, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12::jsonb, $13, $19::jsonb, $18))
+       insert into skill_index_outbox (skill_id) select id from inserted`,
+      [...versionParams(s), s.id, s.workspaceId, s.visibility, s.source, s.createdAt, JSON.stringify(s.files)],
+    );
+  } catch (err) {
+    if (isUniqueViolation(err)) throw slugTaken(s.slug);
+    throw err;
+  }
+}
+
+/** Stores `next` as the skill's new current version, appends it to its history and queues its reindexing. */
+export async function saveSkillVersion(sql: Sql, next: SkillRecord): Promise<void> {
+  try {
+    await sql.query(
+      `with updated as (
+         update skills set slug = $1, name = $2, description = $3, content = $4, tags = $5, containers = $6,
+           maturity = $7, license = $8, compatibility = $9, allowed_tools = $10, metadata = $11::jsonb,
+           extra_frontmatter = $12::jsonb, key_id = $13, version = $15, updated_at = $16, source = $18
+         where id = $14 and version = $15 - 1
+         returning id),
+       versions as (
+         insert into skill_versions (skill_id, version, ${versionFields}, files, created_at)
+         select $14, $15, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12::jsonb, $13, $17::jsonb, $16 from updated)
+       insert into skill_index_outbox (skill_id) select id from updated`,
+      [...versionParams(next), next.id, next.version, next.updatedAt, JSON.stringify(next.files), next.source],
+    );
+  } catch (err) {
+    if (isUniqueViolation(err)) throw slugTaken(next.slug);
+    throw err;
+  }
+}
+
+/** Marks a skill deprecated (no new version) and queues its reindexing, so search filters it out. */
+export async function deprecateSkill(sql: Sql, id: string, at: Date, message: string | null, replacedBy: string | null): Promise<void> {
+  await sql.query(
+    `with changed as (
+       update skills set state = 'deprecated', deprecated_at = $2, deprecation_message = $3, replaced_by = $4 where id = $1 returning id)
+     insert into skill_index_outbox (skill_id) select id from changed`,
+    [id, at, message, replacedBy],
+  );
+}
+
+/** How a request names a skill. */
+export type SkillRef = { id: string } | { slug: string };
+
+const refCondition = (ref: SkillRef) => ("id" in ref ? "s.id = $1" : "s.slug = $1");
+const refValue = (ref: SkillRef) => ("id" in ref ? ref.id : ref.slug);
+
+/** The current version, visible to the scope; `forUpdate` locks the row until the transaction ends. */
+export async function findSkill(sql: Sql, scope: Scope, ref: SkillRef, opts: { files?: boolean; forUpdate?: boolean } = {}) {
+  const [row] = await sql.query<SkillRow>(
+    `${currentSelect(opts.files ?? true)} where ${refCondition(ref)} and ${visibleSkill("s")}${opts.forUpdate ? " for update of s" : ""}`,
+    [refValue(ref), scope.workspaceId, scope.container],
+  );
+  return row && recordOf(row);
+}
+
+/** An earlier (or the current) version; state and deprecation are the skill's current ones. */
+export async function findSkillVersion(sql: Sql, scope: Scope, ref: SkillRef, version: number): Promise<SkillRecord | undefined> {
+  const [row] = await sql.query<SkillRow>(
+    `select s.id, s.workspace_id, ${versionFields
+      .split(", ")
+      .map((c) => `v.${c}`)
+      .join(", ")}, s.visibility, s.source, s.state, s.deprecated_at, s.deprecation_message, s.replaced_by,
+       v.version, s.created_at, v.created_at as updated_at, v.files
+     from skills s join skill_versions v on v.skill_id = s.id
+     where ${refCondition(ref)} and ${visibleSkill("s")} and v.version = $4`,
+    [refValue(ref), scope.workspaceId, scope.container, version],
+  );
+  return row && recordOf(row);
+}
+
+/** Filters of list and search, applied in SQL; absent filters are null. */
+export interface SkillQueryFilter {
+  tags: string[] | null;
+  maturities: string[] | null;
+  visibilities: string[] | null;
+  /** Skills of any of these containers, and workspace-wide ones. */
+  containers: string[] | null;
+  sources: string[] | null;
+  includeDeprecated: boolean;
+}
+
+const filterCondition = `($4::text[] is null or s.tags && $4::text[])
+  and ($5::text[] is null or s.maturity = any($5::text[]))
+  and ($6::text[] is null or s.visibility = any($6::text[]))
+  and ($7::text[] is null or cardinality(s.containers) = 0 or s.containers && $7::text[])
+  and ($8::text[] is null or s.source = any($8::text[]))
+  and ($9::boolean or s.state = 'active')`;
+
+const filterParams = (f: SkillQueryFilter) => [f.tags, f.maturities, f.visibilities, f.containers, f.sources, f.includeDeprecated];
+
+/** A page of skills, newest first, after the id `before` (exclusive) when given; without files. */
+export async function listSkills(sql: Sql, scope: Scope, filter: SkillQueryFilter, before: string | null, limit: number): Promise<SkillRecord[]> {
+  const rows = await sql.query<SkillRow>(
+    `${currentSelect(false)} where ($1::text is null or s.id < $1) and ${visibleSkill("s")} and ${filterCondition}
+     order by s.id desc limit $10`,
+    [before, scope.workspaceId, scope.container, ...filterParams(filter), limit],
+  );
+  return rows.map(recordOf);
+}
+
+/** The skills among these ids that the scope sees and the filter admits; without files. */
+export async function findSkills(sql: Sql, scope: Scope, ids: readonly string[], filter: SkillQueryFilter): Promise<SkillRecord[]> {
+  if (ids.length === 0) return [];
+  const rows = await sql.query<SkillRow>(`${currentSelect(false)} where s.id = any($1::text[]) and ${visibleSkill("s")} and ${filterCondition}`, [
+    ids,
+    scope.workspaceId,
+    scope.container,
+    ...filterParams(filter),
+  ]);
+  return rows.map(recordOf);
+}
+
+/** The current rows of these skills, whoever owns them: for internal work such as indexing. */
+export async function loadSkills(sql: Sql, ids: readonly string[]): Promise<SkillRecord[]> {
+  const rows = await sql.query<SkillRow>(`${currentSelect(false)} where s.id = any($1::text[])`, [ids]);
+  return rows.map(recordOf);
+}

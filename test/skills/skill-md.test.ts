@@ -1,0 +1,111 @@
+import { readFileSync } from "node:fs";
+import { parseDocument } from "yaml";
+import { describe, expect, it } from "vitest";
+import { importSkillMd } from "../../src/skills/skill-import.js";
+import { splitSkillMd, splitTools, writeSkillMd } from "../../src/skills/skill-md.js";
+import { draftOf } from "../../src/skills/skill-rules.js";
+
+const fixture = (name: string) => readFileSync(new URL(`./fixtures/${name}`, import.meta.url), "utf8");
+const fixtures = ["block-scalars.md", "crlf-bom.md", "unknown-keys.md", "pdf-tools/SKILL.md"];
+const noOptions = { files: [], containers: [], tags: [] };
+
+/** The frontmatter as values (failsafe: every scalar a string), for comparing files whatever their YAML spelling. */
+function frontmatterValues(text: string) {
+  const split = splitSkillMd(text);
+  if ("rule" in split) throw new Error(split.message);
+  return { values: parseDocument(split.yaml, { schema: "failsafe" }).toJS(), body: split.body };
+}
+
+function exportOf(text: string): string {
+  const imported = importSkillMd(text, noOptions);
+  const d = draftOf(imported.fields, imported.extraFrontmatter);
+  return writeSkillMd({
+    slug: d.slug,
+    description: d.description,
+    license: d.license,
+    compatibility: d.compatibility,
+    allowedTools: d.allowedTools,
+    metadata: d.metadata,
+    extra: d.extraFrontmatter,
+    body: d.content,
+  });
+}
+
+describe("SKILL.md import and export", () => {
+  it.each(fixtures)("exports %s with the same frontmatter values and the identical body", (name) => {
+    const original = fixture(name);
+    const exported = exportOf(original);
+    const before = frontmatterValues(original);
+    const after = frontmatterValues(exported);
+    expect(after.body).toBe(before.body);
+    // allowed-tools is written back space-separated; the tools are the same.
+    const { "allowed-tools": toolsBefore, ...restBefore } = before.values;
+    const { "allowed-tools": toolsAfter, ...restAfter } = after.values;
+    expect(restAfter).toEqual(restBefore);
+    expect(splitTools(toolsAfter ?? "")).toEqual(splitTools(toolsBefore ?? ""));
+    // Import of the export gives the same fields again.
+    expect(importSkillMd(exported, noOptions).fields).toEqual(importSkillMd(original, noOptions).fields);
+  });
+
+  it("reads block scalars, folded scalars, quoted strings, nested metadata and tool patterns", () => {
+    const { fields, warnings } = importSkillMd(fixture("block-scalars.md"), noOptions);
+    expect(fields.slug).toBe("release-notes");
+    expect(fields.description).toBe(
+      'Drafts release notes from merged pull requests.\nUse when the user asks "what changed since v1.2?" or wants a changelog: grouped by area.',
+    );
+    expect(fields.compatibility).toBe("Needs git and network access to the code host's API.\n");
+    expect(fields.allowedTools).toEqual(["Bash(git log:*)", "Read", "Write"]);
+    expect(fields.metadata).toEqual({ author: "Ada Lovelace", version: "1.0", reviewed: "yes" });
+    expect(fields.content).toContain("\n---\n\nGroup them");
+    expect(fields.content).toContain("日本語, emoji 🚀");
+    expect(warnings).toEqual([]);
+  });
+
+  it("drops a BOM, keeps CRLF bodies byte for byte, and a body without a trailing newline", () => {
+    const { fields } = importSkillMd(fixture("crlf-bom.md"), noOptions);
+    expect(fields.slug).toBe("csv-cleaner");
+    expect(fields.description).toBe("Cleans CSV files: trims cells, fixes encodings, and removes duplicate rows.");
+    expect(fields.license).toBe("Complete terms in LICENSE.txt");
+    expect(fields.metadata).toEqual({ source: "https://example.com/a:b" });
+    expect(fields.content).toBe("\r\n# CSV cleaner\r\n\r\nRun `python scripts/clean.py input.csv`.\r\nNo trailing newline here");
+  });
+
+  it("keeps unknown keys and reports each as a warning", () => {
+    const imported = importSkillMd(fixture("unknown-keys.md"), noOptions);
+    expect(imported.extraFrontmatter).toEqual({ model: "claude-opus", "user-invocable": "true", hooks: { pre: "lint", post: ["format", "test"] } });
+    expect(imported.warnings.map((w) => w.field)).toEqual(["frontmatter.model", "frontmatter.user-invocable", "frontmatter.hooks"]);
+  });
+
+  it("answers every violation at once, naming the frontmatter field and rule", () => {
+    const text = `---\nname: Not A Slug\ndescription: ""\ncompatibility: ${"x".repeat(501)}\nmetadata:\n  nested:\n    deep: 1\nallowed-tools: [1, [2]]\n---\nbody\n`;
+    let details: Record<string, string> = {};
+    try {
+      importSkillMd(text, noOptions);
+    } catch (err) {
+      details = (err as { details: Array<{ value: { metadata: Record<string, string> } }> }).details[0]!.value.metadata;
+    }
+    expect(details).toMatchObject({
+      "frontmatter.name": "format",
+      "frontmatter.description": "required",
+      "frontmatter.compatibility": "max_length",
+      "frontmatter.metadata.nested": "type",
+      "frontmatter.allowed-tools": "type",
+    });
+    expect(details.field).toBeDefined();
+  });
+
+  it("rejects missing name and description, and files without frontmatter", () => {
+    expect(() => importSkillMd("---\nlicense: MIT\n---\nbody", noOptions)).toThrow(/frontmatter.name: is required; frontmatter.description: is required/);
+    expect(() => importSkillMd("# just markdown", noOptions)).toThrow(/content: must start with YAML frontmatter/);
+    expect(() => importSkillMd("---\nname: a\n", noOptions)).toThrow(/not closed/);
+  });
+
+  it("bounds the frontmatter: an alias bomb and an oversized frontmatter fail fast", () => {
+    const bomb = ["a: &a [x, x, x, x, x, x, x, x, x, x]"];
+    for (let i = 0; i < 20; i++) bomb.push(`${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [*${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}]`);
+    const started = performance.now();
+    expect(() => importSkillMd(`---\nname: bomb\ndescription: d\n${bomb.join("\n")}\n---\n`, noOptions)).toThrow(/content: frontmatter is not valid YAML/);
+    expect(() => importSkillMd(`---\nname: big\ndescription: ${"d".repeat(70_000)}\n---\nbody`, noOptions)).toThrow(/frontmatter must end within 65536 bytes/);
+    expect(performance.now() - started).toBeLessThan(1000);
+  });
+});
