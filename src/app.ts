@@ -111,7 +111,7 @@ export async function startApp(config: Config): Promise<App> {
       ? createMaintainerLease(db, `${os.hostname()}/${process.pid}/${randomBytes(4).toString("hex")}`, config.INDEX_MAINTAINER_LEASE_MS, fastify.log)
       : null;
     const indexer = createIndexer(db, vectors, embedder, fastify.log, defaultIndexerOptions, () => maintainer?.holds() ?? false);
-    const skillIndexer = createSkillIndexer(db, skillIndex, embedder, fastify.log);
+    const skillIndexer = createSkillIndexer(db, skillIndex, embedder, fastify.log, () => maintainer?.holds() ?? false);
     const traces = createTraceStore(db, fastify.log);
     const usage = usageMeter(db, config.plans);
     const guard = { auth, log: fastify.log, admission };

@@ -131,6 +131,9 @@ describe.each(backends)("skills over REST (%s)", (backend) => {
     expect(found.body._meta).toMatchObject({ totalMs: expect.any(Number), searchMs: expect.any(Number), embedMs: expect.any(Number) });
     const semantic = await post(agent, "/search", { query: "complete a document's fields", tags: ["search-test"], searchMode: "semantic", limit: 1 });
     expect(semantic.body.skills.map((s: { id: string }) => s.id)).toEqual([pdf.id]);
+    // Quoted words are words, not a phrase query the index cannot answer.
+    const quoted = await post(agent, "/search", { query: '"restarting" "cluster"', tags: ["search-test"], searchMode: "keyword" });
+    expect(quoted.status, JSON.stringify(quoted.body)).toBe(200);
 
     const deprecated = await post(agent, "/deprecate", { id: kube.id, message: "use the new one", replacedBy: pdf.slug });
     expect(deprecated.status).toBe(200);

@@ -94,7 +94,9 @@ describe.each(setups)("rate and concurrency limits (%s, %s store)", (backend, st
     const seen = burst.map((r) => rateHeaders(r.headers));
     expect(seen.every((h) => h.limit === 4)).toBe(true);
     expect(seen[0]!.remaining).toBe(3);
-    for (let i = 1; i < seen.length; i++) expect(seen[i]!.remaining).toBeLessThanOrEqual(seen[i - 1]!.remaining);
+    // The peak bucket refills 4 a second, so a slow machine may give some back between calls.
+    seen.forEach((h, i) => expect(h.remaining).toBeGreaterThanOrEqual(3 - i));
+    seen.forEach((h) => expect(h.remaining).toBeLessThanOrEqual(3));
     const reset = seen.at(-1)!.reset;
     expect(reset).toBeGreaterThanOrEqual(1);
 
@@ -126,7 +128,9 @@ describe.each(setups)("rate and concurrency limits (%s, %s store)", (backend, st
       expect(outcomes.map((o) => o.error)).toEqual([undefined, undefined, undefined, undefined]);
       const seen = outcomes.map((o) => grpcRate(o.headers));
       expect(seen[0]).toMatchObject({ limit: 4, remaining: 3 });
-      for (let i = 1; i < seen.length; i++) expect(seen[i]!.remaining).toBeLessThanOrEqual(seen[i - 1]!.remaining);
+      // The peak bucket refills 4 a second, so a slow machine may give some back between calls.
+      seen.forEach((h, i) => expect(h.remaining).toBeGreaterThanOrEqual(3 - i));
+      seen.forEach((h) => expect(h.remaining).toBeLessThanOrEqual(3));
 
       await sleep(seen.at(-1)!.reset * 1000 + 50);
       const afterReset = await client.callWithMetadata("getStats", {});

@@ -1,8 +1,9 @@
-import { connect, Index } from "@lancedb/lancedb";
+import { connect, Index, MatchQuery } from "@lancedb/lancedb";
 import { Field, FixedSizeList, Float32, List, RecordBatch, Schema, Struct, Table, Utf8, makeData, vectorFromArray, type DataType } from "apache-arrow";
 import { idIn } from "../vector/lance-filter.js";
 import { checkDimensions } from "../vector/records.js";
 import { serialQueue } from "../vector/serial.js";
+import { retryConflicts } from "../vector/lance-retry.js";
 import { skillFilterMatchesNothing, type SkillVectorFilter, type SkillVectorIndex, type SkillVectorRecord } from "./skill-vector-index.js";
 
 const utf8List = () => new List(new Field("item", new Utf8(), true));
@@ -68,13 +69,13 @@ export async function openLanceSkillIndex(options: { uri: string; dimensions: nu
   const connection = await connect(options.uri, {
     readConsistencyInterval: options.readConsistencySeconds ?? (options.uri.includes("://") ? 1 : 0),
   });
-  const table = await connection.createEmptyTable(`skills_v1_${dimensions}`, schema, { mode: "create", existOk: true });
+  const table = await retryConflicts(() => connection.createEmptyTable(`skills_v1_${dimensions}`, schema, { mode: "create", existOk: true }));
   // BM25 over name and description, as for memories' content; rows written since the last optimize() are scanned.
   const hasTextIndex = async () => (await table.listIndices()).some((i) => i.columns.includes("text"));
   if (!(await hasTextIndex())) {
     const config = Index.fts({ language: "English", stem: true, removeStopWords: true, asciiFolding: true, withPosition: false });
     // Nodes starting together on one LanceDB location race to create it: losing the race is fine.
-    await table.createIndex("text", { config }).catch(async (err: unknown) => {
+    await retryConflicts(() => table.createIndex("text", { config })).catch(async (err: unknown) => {
       if (!(await hasTextIndex())) throw err;
     });
   }
@@ -88,12 +89,13 @@ export async function openLanceSkillIndex(options: { uri: string; dimensions: nu
         if (records.length === 0) return;
         for (const r of records) checkDimensions(r.vector, dimensions);
         const last = [...new Map(records.map((r) => [r.id, r])).values()];
-        await table.mergeInsert("id").whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(toArrow(schema, dimensions, last));
+        const rows = toArrow(schema, dimensions, last);
+        await retryConflicts(() => table.mergeInsert("id").whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(rows));
       }),
 
     delete: (ids) =>
       write(async () => {
-        if (ids.length > 0) await table.delete(idIn(ids));
+        if (ids.length > 0) await retryConflicts(() => table.delete(idIn(ids)));
       }),
 
     async search(vector, filter, k) {
@@ -119,7 +121,8 @@ export async function openLanceSkillIndex(options: { uri: string; dimensions: nu
       if (k <= 0 || skillFilterMatchesNothing(filter)) return [];
       const result = await table
         .query()
-        .fullTextSearch(query, { columns: "text" })
+        // A match query, never parsed: see the memories' keyword search.
+        .fullTextSearch(new MatchQuery(query, "text"))
         .where(skillLanceFilter(filter))
         .select(["id", "_score"])
         .limit(k)
@@ -134,11 +137,11 @@ export async function openLanceSkillIndex(options: { uri: string; dimensions: nu
 
     optimize: () =>
       write(async () => {
-        await table.optimize({ cleanupOlderThan: new Date(Date.now() - versionRetentionMs) });
+        await retryConflicts(() => table.optimize({ cleanupOlderThan: new Date(Date.now() - versionRetentionMs) }));
         if ((await table.countRows()) === 0) return;
         const indexed = new Set((await table.listIndices()).flatMap((i) => i.columns));
-        if (!indexed.has("id")) await table.createIndex("id", { config: Index.btree() });
-        if (!indexed.has("workspace_id")) await table.createIndex("workspace_id", { config: Index.bitmap() });
+        if (!indexed.has("id")) await retryConflicts(() => table.createIndex("id", { config: Index.btree() }));
+        if (!indexed.has("workspace_id")) await retryConflicts(() => table.createIndex("workspace_id", { config: Index.bitmap() }));
       }),
 
     async ids() {

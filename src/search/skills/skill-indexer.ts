@@ -13,7 +13,14 @@ const batchSize = 64;
 const pollMs = 1000;
 const optimizeEvery = 200;
 
-export function createSkillIndexer(db: Database, index: SkillVectorIndex, embedder: Embedder, log: FastifyBaseLogger) {
+/** `maintains`: whether this node may optimise the index now (the maintainer lease, as for memories). */
+export function createSkillIndexer(
+  db: Database,
+  index: SkillVectorIndex,
+  embedder: Embedder,
+  log: FastifyBaseLogger,
+  maintains: () => boolean = () => true,
+) {
   let running: Promise<number> | undefined;
   let again = false;
   let writesSinceOptimize = 0;
@@ -43,7 +50,7 @@ export function createSkillIndexer(db: Database, index: SkillVectorIndex, embedd
     if (gone.length > 0) await index.delete(gone);
     await db.query("delete from skill_index_outbox where seq = any($1::bigint[])", [jobs.map((j) => j.seq)]);
     writesSinceOptimize += ids.length;
-    if (writesSinceOptimize >= optimizeEvery) {
+    if (writesSinceOptimize >= optimizeEvery && maintains()) {
       writesSinceOptimize = 0;
       await index.optimize().catch((err: unknown) => log.warn({ err }, "skill index optimize failed; retried after the next writes"));
     }
