@@ -32,7 +32,6 @@ import { lanceLocationOf, openVectorIndex } from "./search/vector/open-vector-in
 import { openSkillIndex } from "./search/skills/open-skill-index.js";
 import { createSkillIndexer, type SkillIndexer } from "./search/skills/skill-indexer.js";
 import { skillService } from "./skills/skill-service.js";
-import { skillUsage } from "./usage/skill-usage.js";
 import type { VectorIndex } from "./search/vector/vector-index.js";
 import { healthPlugin } from "./observability/health.js";
 import { metricsPlugin } from "./observability/metrics.js";
@@ -155,7 +154,7 @@ export async function startApp(config: Config): Promise<App> {
         skillService(db, {
           index: skillIndex,
           embedQuery,
-          usage: skillUsage(config.plans),
+          usage,
           afterWrite: config.INDEXER_ENABLED ? skillIndexer.indexNow : async () => undefined,
         }),
         { ...guard, role: "agent" },

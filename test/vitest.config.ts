@@ -8,5 +8,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 120_000,
     pool: "forks",
+    // Vitest runs one file at a time on a 2-core machine by default; the files mostly wait on model
+    // workers, databases and sockets, so three at once fit the cores and take half the time.
+    maxWorkers: 3,
   },
 });

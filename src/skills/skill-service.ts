@@ -8,7 +8,7 @@ import type { Database } from "../db/database.js";
 import { apiError, invalidRequest, notFound } from "../errors/api-error.js";
 import { newId } from "../ids.js";
 import type { SkillVectorIndex } from "../search/skills/skill-vector-index.js";
-import type { SkillUsage } from "../usage/skill-usage.js";
+import type { UsageMeter } from "../usage/usage-meter.js";
 import { containerName, parseOrThrow } from "../validation.js";
 import { importSkillMd } from "./skill-import.js";
 import { carriedKeys, writeSkillMd } from "./skill-md.js";
@@ -44,7 +44,7 @@ import { embeddedText } from "./skill-text.js";
 export interface SkillServiceOptions {
   index: SkillVectorIndex;
   embedQuery(text: string): Promise<Float32Array>;
-  usage: SkillUsage;
+  usage: UsageMeter;
   /** Runs after every committed write and resolves once the skill is searchable (or queued for retry). */
   afterWrite: () => Promise<void>;
 }

@@ -5,7 +5,6 @@ import { agentPrincipal } from "../accounts/principal.js";
 import type { Sql } from "../db/database.js";
 import { periodKey, usagePeriod } from "./period.js";
 import { effectiveRate, type Plan, type PlanCatalog, type RateOverride } from "./plans.js";
-import { readSkillsStored } from "./skill-usage.js";
 import { readUsage } from "./usage-store.js";
 
 const orUndefined = (cap: number | null) => cap ?? undefined;
@@ -30,7 +29,6 @@ export function statsService(db: Sql, plans: PlanCatalog): ServiceImpl<typeof St
       const now = new Date();
       const period = usagePeriod(now);
       const used = await readUsage(db, principal.workspaceId, periodKey(now));
-      const skillsStored = await readSkillsStored(db, principal.workspaceId);
       return {
         plan: plan.name,
         periodStart: period.start.toISOString(),
@@ -38,13 +36,13 @@ export function statsService(db: Sql, plans: PlanCatalog): ServiceImpl<typeof St
         memoriesStored: used.memoriesStored,
         recallsUsed: used.recalls,
         costUsed: used.costUnits,
-        skillsStored,
+        skillsStored: used.skillsStored,
         limits: planLimitsMessage(plan),
         remaining: {
           memoriesStored: left(plan.memoriesStored, used.memoriesStored),
           recalls: left(plan.recallsPerMonth, used.recalls),
           costUnits: left(plan.costUnitsPerMonth, used.costUnits),
-          skillsStored: left(plan.skillsStored, skillsStored),
+          skillsStored: left(plan.skillsStored, used.skillsStored),
         },
         rateLimits: rateLimitsMessage(plan, principal.rateOverride),
       };

@@ -5,7 +5,8 @@ import { withHeaders } from "./admission.js";
 import { contentCostUnits, recallCostUnits } from "./cost.js";
 import { periodKey, secondsToReset, usagePeriod } from "./period.js";
 import type { Plan, PlanCatalog } from "./plans.js";
-import { addMemoriesStored, chargePeriod, readUsage, removeMemoriesStored } from "./usage-store.js";
+import { countTokens } from "../recall/tokens.js";
+import { addStored, chargePeriod, readUsage, removeMemoriesStored } from "./usage-store.js";
 
 /** Enforces a workspace's plan caps on the operations that use them. */
 export interface UsageMeter {
@@ -23,9 +24,19 @@ export interface UsageMeter {
   memoriesDeleted(tx: Sql, principal: AgentPrincipal, n: number): Promise<void>;
   /** Counts one recall and its cost; throws quota_exhausted or cost_ceiling when the plan's caps are reached. */
   chargeRecall(principal: AgentPrincipal): Promise<void>;
+  /** Counts a new skill and the cost of embedding its text (name and description), in the write's transaction. */
+  reserveSkill(tx: Sql, principal: AgentPrincipal, embeddedText: string): Promise<void>;
+  /** Charges re-embedding a skill whose embedded text a new version changed (nothing when it did not change). */
+  chargeReembedding(tx: Sql, principal: AgentPrincipal, before: string, after: string): Promise<void>;
 }
 
-type Cap = "memoriesStored" | "recallsPerMonth" | "costUnitsPerMonth";
+type Cap = "memoriesStored" | "skillsStored" | "recallsPerMonth" | "costUnitsPerMonth";
+
+const capMessages: Record<Exclude<Cap, "costUnitsPerMonth">, (plan: Plan) => string> = {
+  memoriesStored: (plan) => `the ${plan.name} plan stores at most ${plan.memoriesStored} memories`,
+  skillsStored: (plan) => `the ${plan.name} plan stores at most ${plan.skillsStored} skills`,
+  recallsPerMonth: (plan) => `the ${plan.name} plan allows ${plan.recallsPerMonth} recalls a month`,
+};
 
 /** The error for a crossed cap, with Retry-After (seconds to the monthly reset) as header and detail. */
 export function capError(cap: Cap, plan: Plan, now: Date) {
@@ -34,13 +45,7 @@ export function capError(cap: Cap, plan: Plan, now: Date) {
   const err =
     cap === "costUnitsPerMonth"
       ? apiError("cost_ceiling", `the ${plan.name} plan's cost ceiling of ${plan.costUnitsPerMonth} units this month is reached`, details)
-      : apiError(
-          "quota_exhausted",
-          cap === "memoriesStored"
-            ? `the ${plan.name} plan stores at most ${plan.memoriesStored} memories`
-            : `the ${plan.name} plan allows ${plan.recallsPerMonth} recalls a month`,
-          details,
-        );
+      : apiError("quota_exhausted", capMessages[cap](plan), details);
   return withHeaders(err, [["retry-after", retryAfter]]);
 }
 
@@ -56,7 +61,7 @@ export function usageMeter(db: Database, plans: PlanCatalog, clock: () => Date =
     async reserveMemories(tx, principal, contentTokens) {
       const plan = plans.planOf(principal.plan);
       const now = clock();
-      if (!(await addMemoriesStored(tx, principal.workspaceId, contentTokens.length, plan.memoriesStored))) {
+      if (!(await addStored(tx, "memories", principal.workspaceId, contentTokens.length, plan.memoriesStored))) {
         throw capError("memoriesStored", plan, now);
       }
       await chargeCost(tx, principal, plan, contentCostUnits(contentTokens), now);
@@ -81,6 +86,18 @@ export function usageMeter(db: Database, plans: PlanCatalog, clock: () => Date =
       const used = await readUsage(db, principal.workspaceId, period);
       const recallsLeft = plan.recallsPerMonth === null || used.recalls + 1 <= plan.recallsPerMonth;
       throw capError(recallsLeft ? "costUnitsPerMonth" : "recallsPerMonth", plan, now);
+    },
+
+    async reserveSkill(tx, principal, embeddedText) {
+      const plan = plans.planOf(principal.plan);
+      const now = clock();
+      if (!(await addStored(tx, "skills", principal.workspaceId, 1, plan.skillsStored))) throw capError("skillsStored", plan, now);
+      // A name and a description (at most about 1,100 characters): counted in place.
+      await chargeCost(tx, principal, plan, countTokens(embeddedText), now);
+    },
+
+    async chargeReembedding(tx, principal, before, after) {
+      if (before !== after) await chargeCost(tx, principal, plans.planOf(principal.plan), countTokens(after), clock());
     },
   };
 }

@@ -6,14 +6,19 @@ import type { Sql } from "../db/database.js";
 /** A null cap is unlimited. */
 type Cap = number | null;
 
-/** Adds n memories if the workspace stays within `cap`; false (and no change) otherwise. */
-export async function addMemoriesStored(sql: Sql, workspaceId: string, n: number, cap: Cap): Promise<boolean> {
+/** Stored-item counters of workspace_usage, by what they count. */
+const storedColumn = { memories: "memories_stored", skills: "skills_stored" } as const;
+export type StoredKind = keyof typeof storedColumn;
+
+/** Adds n stored items if the workspace stays within `cap`; false (and no change) otherwise. */
+export async function addStored(sql: Sql, kind: StoredKind, workspaceId: string, n: number, cap: Cap): Promise<boolean> {
+  const column = storedColumn[kind];
   const rows = await sql.query(
-    `insert into workspace_usage as u (workspace_id, memories_stored)
+    `insert into workspace_usage as u (workspace_id, ${column})
      select $1, $2::bigint where $3::bigint is null or $2::bigint <= $3::bigint
-     on conflict (workspace_id) do update set memories_stored = u.memories_stored + excluded.memories_stored
-       where $3::bigint is null or u.memories_stored + excluded.memories_stored <= $3::bigint
-     returning memories_stored`,
+     on conflict (workspace_id) do update set ${column} = u.${column} + excluded.${column}
+       where $3::bigint is null or u.${column} + excluded.${column} <= $3::bigint
+     returning ${column}`,
     [workspaceId, n, cap],
   );
   return rows.length > 0;
@@ -55,18 +60,25 @@ export async function chargePeriod(
 
 export interface UsageCounts {
   memoriesStored: number;
+  skillsStored: number;
   recalls: number;
   costUnits: number;
 }
 
 export async function readUsage(sql: Sql, workspaceId: string, period: string): Promise<UsageCounts> {
-  const [row] = await sql.query<{ memories_stored: string; recalls: string; cost_units: string }>(
-    `select coalesce(u.memories_stored, 0) as memories_stored, coalesce(p.recalls, 0) as recalls,
+  const [row] = await sql.query<{ memories_stored: string; skills_stored: string; recalls: string; cost_units: string }>(
+    `select coalesce(u.memories_stored, 0) as memories_stored, coalesce(u.skills_stored, 0) as skills_stored,
+       coalesce(p.recalls, 0) as recalls,
        coalesce(p.cost_units, 0) as cost_units
      from (select $1::text as id) w
      left join workspace_usage u on u.workspace_id = w.id
      left join usage_periods p on p.workspace_id = w.id and p.period_start = $2::date`,
     [workspaceId, period],
   );
-  return { memoriesStored: Number(row!.memories_stored), recalls: Number(row!.recalls), costUnits: Number(row!.cost_units) };
+  return {
+    memoriesStored: Number(row!.memories_stored),
+    skillsStored: Number(row!.skills_stored),
+    recalls: Number(row!.recalls),
+    costUnits: Number(row!.cost_units),
+  };
 }
