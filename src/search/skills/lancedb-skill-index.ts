@@ -73,9 +73,10 @@ export async function openLanceSkillIndex(options: { uri: string; dimensions: nu
   // BM25 over name and description, as for memories' content; rows written since the last optimize() are scanned.
   const hasTextIndex = async () => (await table.listIndices()).some((i) => i.columns.includes("text"));
   if (!(await hasTextIndex())) {
-    const config = Index.fts({ language: "English", stem: true, removeStopWords: true, asciiFolding: true, withPosition: false });
+    // A fresh Index per attempt: LanceDB refuses to use one twice.
+    const config = () => Index.fts({ language: "English", stem: true, removeStopWords: true, asciiFolding: true, withPosition: false });
     // Nodes starting together on one LanceDB location race to create it: losing the race is fine.
-    await retryConflicts(() => table.createIndex("text", { config })).catch(async (err: unknown) => {
+    await retryConflicts(() => table.createIndex("text", { config: config() })).catch(async (err: unknown) => {
       if (!(await hasTextIndex())) throw err;
     });
   }
