@@ -3,6 +3,7 @@ import { Field, FixedSizeList, Float32, List, RecordBatch, Schema, Struct, Table
 import { idIn } from "../vector/lance-filter.js";
 import { checkDimensions } from "../vector/records.js";
 import { serialQueue } from "../vector/serial.js";
+import { defaultReadConsistencySeconds, ensureFullTextIndex } from "../vector/lancedb-index.js";
 import { retryConflicts } from "../vector/lance-retry.js";
 import { skillFilterMatchesNothing, type SkillVectorFilter, type SkillVectorIndex, type SkillVectorRecord } from "./skill-vector-index.js";
 
@@ -67,19 +68,11 @@ export async function openLanceSkillIndex(options: { uri: string; dimensions: nu
   const { dimensions } = options;
   const schema = skillSchema(dimensions);
   const connection = await connect(options.uri, {
-    readConsistencyInterval: options.readConsistencySeconds ?? (options.uri.includes("://") ? 1 : 0),
+    readConsistencyInterval: options.readConsistencySeconds ?? defaultReadConsistencySeconds(options.uri),
   });
   const table = await retryConflicts(() => connection.createEmptyTable(`skills_v1_${dimensions}`, schema, { mode: "create", existOk: true }));
   // BM25 over name and description, as for memories' content; rows written since the last optimize() are scanned.
-  const hasTextIndex = async () => (await table.listIndices()).some((i) => i.columns.includes("text"));
-  if (!(await hasTextIndex())) {
-    // A fresh Index per attempt: LanceDB refuses to use one twice.
-    const config = () => Index.fts({ language: "English", stem: true, removeStopWords: true, asciiFolding: true, withPosition: false });
-    // Nodes starting together on one LanceDB location race to create it: losing the race is fine.
-    await retryConflicts(() => table.createIndex("text", { config: config() })).catch(async (err: unknown) => {
-      if (!(await hasTextIndex())) throw err;
-    });
-  }
+  await ensureFullTextIndex(table, "text");
   const write = serialQueue();
 
   return {

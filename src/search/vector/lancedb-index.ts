@@ -23,7 +23,7 @@ export interface LanceIndexOptions {
 }
 
 const defaultAnnThreshold = 50_000;
-const defaultReadConsistencySeconds = (uri: string) => (uri.includes("://") ? 1 : 0);
+export const defaultReadConsistencySeconds = (uri: string) => (uri.includes("://") ? 1 : 0);
 /**
  * Versions older than this are pruned by optimize(); readers move to the latest within their consistency
  * interval. Every indexed batch makes a version: kept for an hour, 100k memories left 8 GB of them.
@@ -55,7 +55,7 @@ const annIndexPrefix = "vector_ivf_flat_p";
  * never runs phrase queries, and the index is smaller and faster to update without them. Rows written
  * since the last optimize() are still searched, by a scan that grows with their number.
  */
-const contentIndex = () =>
+const fullTextIndex = () =>
   Index.fts({ language: "English", stem: true, removeStopWords: true, asciiFolding: true, withPosition: false });
 
 /** Tables of earlier layouts; their vectors are rebuilt from Postgres into the current table. */
@@ -80,7 +80,7 @@ export async function openLanceIndex(options: LanceIndexOptions): Promise<Vector
   const table = await retryConflicts(() =>
     connection.createEmptyTable(`memories_v2_${dimensions}`, schema, { mode: "create", existOk: true }),
   );
-  await ensureContentIndex(table);
+  await ensureFullTextIndex(table, "content");
   const write = serialQueue();
   const maintain = serialQueue();
   const gate = inFlightGate("the LanceDB vector index");
@@ -194,15 +194,16 @@ export async function openLanceIndex(options: LanceIndexOptions): Promise<Vector
 }
 
 /**
- * Creates the full-text index that keyword search needs from the first query. Nodes starting together
- * race to create it: the loser's conflict is retried, and then finds it built (or is told it exists).
+ * Creates the full-text index (BM25 on `column`) that keyword search needs from the first query. Nodes
+ * starting together race to create it: the loser's conflict is retried, and then finds it built (or is
+ * told it exists). A fresh Index per attempt: LanceDB refuses to use one twice.
  */
-async function ensureContentIndex(table: Table): Promise<void> {
-  const hasIt = async () => (await table.listIndices()).some((i) => i.columns.includes("content"));
+export async function ensureFullTextIndex(table: Table, column: string): Promise<void> {
+  const hasIt = async () => (await table.listIndices()).some((i) => i.columns.includes(column));
   await retryConflicts(async () => {
     if (await hasIt()) return;
     try {
-      await table.createIndex("content", { config: contentIndex() });
+      await table.createIndex(column, { config: fullTextIndex() });
     } catch (err) {
       if (/already exists/i.test(String(err)) && (await hasIt())) return;
       throw err;
