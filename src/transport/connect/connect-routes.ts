@@ -24,7 +24,7 @@ export interface ConnectRoutesOptions {
 const compressions = [compressionGzip, compressionBrotli];
 
 /**
- * Serves the Connect router (Connect, gRPC, gRPC-Web) on Fastify, like @connectrpc/connect-fastify,
+ * Serves the Connect router (Connect, gRPC, gRPC-Web) on Fastify, as @connectrpc/connect-fastify does,
  * except that every call is vetted first (vet-request.ts) and every refusal answers in the error
  * model, in the caller's protocol, with the rate-limit headers. An encapsulated plugin: its
  * catch-all content-type parser leaves the body to Connect and does not reach the REST routes.
