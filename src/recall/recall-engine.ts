@@ -5,7 +5,6 @@ import { recheckCandidates } from "./candidate-store.js";
 import type { RecallQuery } from "./recall-rules.js";
 import {
   confidenceMultiplier,
-  cosine,
   duplicateKey,
   informativeness,
   recencyBoost,
@@ -16,6 +15,7 @@ import {
   type ValidityState,
 } from "./scoring.js";
 import { countTokens } from "./tokens.js";
+import { cosine } from "../search/scoring.js";
 import type { KeywordHit, VectorFilter, VectorHit, VectorIndex } from "../search/vector/vector-index.js";
 
 export type Outcome =

@@ -2,8 +2,6 @@
 
 import { keywordRelevance } from "../search/scoring.js";
 
-export { cosine, keywordRelevance } from "../search/scoring.js";
-
 export type SearchMode = "semantic" | "keyword" | "hybrid";
 export type ValidityState = "active" | "expired" | "not_yet_valid" | "shadowed";
 

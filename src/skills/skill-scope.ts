@@ -25,11 +25,7 @@ export function assertMayWriteSkill(p: AgentPrincipal, containers: readonly stri
 /** The containers a search or list may filter on: a scoped key may name only its own. */
 export function readableContainers(p: AgentPrincipal, requested: readonly string[]): string[] | null {
   if (requested.length === 0) return null;
-  if (p.container !== null) {
-    const outside = requested.find((c) => c !== p.container);
-    if (outside !== undefined) {
-      throw apiError("forbidden", `this key is scoped to container ${p.container} and cannot use ${outside}`, { container: outside });
-    }
-  }
+  // The write rule is the same rule: a scoped key names no container but its own.
+  assertMayWrite(p, requested);
   return [...new Set(requested)];
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { cosine, informativeness, keywordRelevance, relevance } from "../../src/recall/scoring.js";
+import { informativeness, relevance } from "../../src/recall/scoring.js";
+import { cosine, keywordRelevance } from "../../src/search/scoring.js";
 
 describe("recall scoring", () => {
   it("rates informativeness by distinct terms, from 0 up to 1 at 24 terms", () => {

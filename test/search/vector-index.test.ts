@@ -8,7 +8,7 @@ import type { Database } from "../../src/db/database.js";
 import { openPglite } from "../../src/db/pglite.js";
 import { openLanceIndex } from "../../src/search/vector/lancedb-index.js";
 import { openPgvectorIndex } from "../../src/search/vector/pgvector-index.js";
-import { cosine } from "../../src/recall/scoring.js";
+import { cosine } from "../../src/search/scoring.js";
 import type { VectorFilter, VectorIndex, VectorRecord } from "../../src/search/vector/vector-index.js";
 
 const dims = 32;

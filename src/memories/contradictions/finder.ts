@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { Sql } from "../../db/database.js";
 import type { Embedder } from "../../embeddings/embedder.js";
-import { cosine } from "../../recall/scoring.js";
+import { cosine } from "../../search/scoring.js";
 import type { VectorIndex } from "../../search/vector/vector-index.js";
 import { findActiveMemories } from "../memory-store.js";
 import type { Judge } from "./judge.js";
