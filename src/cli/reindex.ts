@@ -6,12 +6,14 @@ import { migrate } from "../db/migrations.js";
 import { createEmbedder } from "../embeddings/create-embedder.js";
 import { checkLanceLocation, describeModel, readIndexState, recordLanceLocation, sameModel, writeIndexState } from "../search/index-state.js";
 import { createIndexer } from "../search/indexer.js";
+import { openSkillIndex } from "../search/skills/open-skill-index.js";
+import { createSkillIndexer } from "../search/skills/skill-indexer.js";
 import { lanceLocationOf, openVectorIndex } from "../search/vector/open-vector-index.js";
 
 /**
- * Re-embeds every memory with the configured model. Resumable: every memory is queued in the index
- * outbox once, and the index stays marked "reindexing" (the server refuses to start) until the queue
- * is drained, so running it again after an interruption continues where it stopped.
+ * Re-embeds every memory and every skill with the configured model. Resumable: each is queued in its
+ * collection's outbox once, and the index stays marked "reindexing" (the server refuses to start) until
+ * both queues are drained, so running it again after an interruption continues where it stopped.
  */
 export async function reindex(force: boolean): Promise<void> {
   const config = loadConfig();
@@ -34,6 +36,7 @@ export async function reindex(force: boolean): Promise<void> {
       });
     }
     const vectors = await openVectorIndex(config, db, embedder.info.dimensions);
+    const skillIndex = await openSkillIndex(config, db, embedder.info.dimensions);
     try {
       const state = await readIndexState(db);
       const resuming = state?.status === "reindexing" && sameModel(state, embedder.info);
@@ -43,22 +46,32 @@ export async function reindex(force: boolean): Promise<void> {
         return;
       }
       if (!resuming) {
-        await writeIndexState(db, embedder.info, vectors.kind, "reindexing");
-        await db.query("insert into index_outbox (memory_id) select id from memories");
+        await db.transaction(async (tx) => {
+          await writeIndexState(tx, embedder.info, vectors.kind, "reindexing");
+          await tx.query("insert into index_outbox (memory_id) select id from memories");
+          await tx.query("insert into skill_index_outbox (skill_id) select id from skills");
+        });
       }
-      const [{ n }] = (await db.query<{ n: number }>("select count(*)::int as n from index_outbox")) as [{ n: number }];
+      const [counts] = await db.query<{ memories: number; skills: number }>(
+        "select (select count(*)::int from index_outbox) as memories, (select count(*)::int from skill_index_outbox) as skills",
+      );
+      const { memories, skills } = counts!;
       console.log(`${resuming ? "resuming" : "starting"}: re-embedding with ${describeModel(embedder.info)} into ${vectors.kind}`);
       const bar = new SingleBar({ format: "reindex [{bar}] {percentage}% {value}/{total} jobs, {eta_formatted} left", noTTYOutput: true, notTTYSchedule: 2000 });
-      bar.start(n, 0);
+      bar.start(memories + skills, 0);
       const indexer = createIndexer(db, vectors, embedder, log);
       for (let done = await indexer.step(); done > 0; done = await indexer.step()) bar.increment(done);
+      const skillIndexer = createSkillIndexer(db, skillIndex, embedder, log);
+      for (let done = await skillIndexer.step(); done > 0; done = await skillIndexer.step()) bar.increment(done);
       bar.stop();
-      const { removed } = await indexer.reconcile();
+      const removed = (await indexer.reconcile()).removed + (await skillIndexer.reconcile()).removed;
       await vectors.optimize();
+      await skillIndex.optimize();
       await writeIndexState(db, embedder.info, vectors.kind, "ready");
       if (lanceLocation !== undefined) await recordLanceLocation(db, lanceLocation);
-      console.log(`done: ${n} jobs, ${removed} stale vectors removed`);
+      console.log(`done: ${memories} memory jobs and ${skills} skill jobs, ${removed} stale vectors removed`);
     } finally {
+      await skillIndex.close();
       await vectors.close();
       await embedder.close();
     }

@@ -1,5 +1,5 @@
 import { ConfigError } from "../config.js";
-import type { Database } from "../db/database.js";
+import type { Database, Sql } from "../db/database.js";
 import type { EmbeddingModelInfo } from "../embeddings/embedder.js";
 
 // Which embedding model and backend the vector index was built with. Vectors of two models are not
@@ -26,7 +26,7 @@ export async function readIndexState(db: Database): Promise<IndexState | undefin
   return row;
 }
 
-export async function writeIndexState(db: Database, model: EmbeddingModelInfo, backend: string, status: IndexState["status"]) {
+export async function writeIndexState(db: Sql, model: EmbeddingModelInfo, backend: string, status: IndexState["status"]) {
   await db.query(
     `insert into vector_index_state (id, provider, model, dimensions, backend, status) values (1, $1, $2, $3, $4, $5)
      on conflict (id) do update set provider = $1, model = $2, dimensions = $3, backend = $4, status = $5, updated_at = now()`,

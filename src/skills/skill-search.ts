@@ -1,6 +1,7 @@
 import type { Scope } from "../accounts/container-scope.js";
 import type { Sql } from "../db/database.js";
 import { workspaceWide, type SkillVectorFilter, type SkillVectorIndex } from "../search/skills/skill-vector-index.js";
+import { cosine } from "../search/scoring.js";
 import { skillRelevance, type SkillSearchMode } from "./skill-scoring.js";
 import { findSkills, type SkillQueryFilter, type SkillRecord } from "./skill-store.js";
 
@@ -40,8 +41,9 @@ function indexFilter(scope: Scope, f: SkillQueryFilter): SkillVectorFilter {
 
 /**
  * Hybrid skill search: nearest skills by the embedding of name and description, and BM25 over the same
- * text (started while the query embeds), both in the skills collection; every candidate re-checked
- * against Postgres, then ranked by skillRelevance.
+ * text (started while the query embeds), both in the skills collection. Candidates are ranked on what the
+ * index returned; only the best are read from Postgres, which re-checks that each still exists and passes
+ * the filter (the index follows Postgres through an outbox, so it may lag a write).
  */
 export async function searchSkills(deps: SkillSearchDeps, scope: Scope, q: SkillSearchQuery): Promise<SkillSearchResult> {
   const pool = poolSize(q.limit);
@@ -59,17 +61,24 @@ export async function searchSkills(deps: SkillSearchDeps, scope: Scope, q: Skill
   const [{ vector, hits }, keywordHits] = await Promise.all([semantic, keyword]);
 
   const cosines = new Map(hits.map((h) => [h.id, h.similarity]));
-  const bm25 = new Map(keywordHits.map((h) => [h.id, h.bm25]));
-  const keywordOnly = keywordHits.filter((h) => !cosines.has(h.id)).map((h) => h.id);
-  if (vector && keywordOnly.length > 0) {
-    for (const h of await deps.index.search(vector, { ...filter, ids: keywordOnly }, keywordOnly.length)) cosines.set(h.id, h.similarity);
+  const bm25 = new Map<string, number>();
+  for (const h of keywordHits) {
+    bm25.set(h.id, h.bm25);
+    if (vector && !cosines.has(h.id)) cosines.set(h.id, cosine(vector, h.vector));
   }
-  const ids = [...new Set([...cosines.keys(), ...bm25.keys()])];
-  const skills = await findSkills(deps.db, scope, ids, q.filter);
-  const searchMs = performance.now() - started - embedMs;
-  const ranked = skills
-    .map((skill) => ({ skill, score: skillRelevance(q.mode, cosines.get(skill.id) ?? 0, bm25.get(skill.id) ?? 0) }))
-    .sort((a, b) => b.score - a.score || (a.skill.id < b.skill.id ? -1 : 1))
-    .slice(0, q.limit);
-  return { hits: ranked, embedMs, searchMs };
+  const ranked = [...new Set([...cosines.keys(), ...bm25.keys()])]
+    .map((id) => ({ id, score: skillRelevance(q.mode, cosines.get(id) ?? 0, bm25.get(id) ?? 0) }))
+    .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1));
+  const out: SkillSearchResult["hits"] = [];
+  // Usually one read of `limit` rows; more only where the index holds skills Postgres no longer admits.
+  for (let from = 0; from < ranked.length && out.length < q.limit; ) {
+    const batch = ranked.slice(from, from + q.limit - out.length);
+    from += batch.length;
+    const found = new Map((await findSkills(deps.db, scope, batch.map((c) => c.id), q.filter)).map((s) => [s.id, s]));
+    for (const c of batch) {
+      const skill = found.get(c.id);
+      if (skill) out.push({ skill, score: c.score });
+    }
+  }
+  return { hits: out, embedMs, searchMs: performance.now() - started - embedMs };
 }

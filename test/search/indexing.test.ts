@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startApp } from "../../src/app.js";
 import { loadConfig } from "../../src/config.js";
 import { createIndexer } from "../../src/search/indexer.js";
+import { openLanceSkillIndex } from "../../src/search/skills/lancedb-skill-index.js";
 import type { VectorIndex } from "../../src/search/vector/vector-index.js";
 import { adminKey, rest, startTestServer, type TestServer } from "../support/test-server.js";
 
@@ -181,9 +182,15 @@ describe("embedding model changes", () => {
       const first = await startTestServer("pglite", { DATA_DIR: dataDir });
       const agent = rest(first.url, await first.createKey("acme", "agent-1"));
       const created = await agent("POST", "/api/v1/agent/memories", { content: "Invoices are due on the 15th", type: "fact" });
+      const skill = await agent("POST", "/api/v1/agent/skills", { name: "invoice-reminders", description: "Reminds customers of invoices that are due soon.", content: "# Invoice reminders\n" });
       await first.app.indexer.drain();
       await first.app.db.query("update vector_index_state set provider = 'openai', model = 'text-embedding-3-small', dimensions = 1536");
       await first.close();
+      expect(skill.body).toMatchObject({ skill: { slug: "invoice-reminders" } });
+      // As if the skills had no vectors for this model yet (another model's collection is another table).
+      const skills = await openLanceSkillIndex({ uri: path.join(dataDir, "lance"), dimensions: 512 });
+      await skills.delete([skill.body.skill.id]);
+      await skills.close();
 
       const config = loadConfig({ PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, LOG_LEVEL: "silent" });
       await expect(startApp(config)).rejects.toThrow(/openai\/text-embedding-3-small \(1536-d\).*use-lite.*agentmem reindex/s);
@@ -193,7 +200,10 @@ describe("embedding model changes", () => {
         timeout: 120_000,
       });
       expect(stdout).toContain("re-embedding with use-lite/universal-sentence-encoder-lite (512-d)");
-      expect(stdout).toMatch(/done: 1 jobs/);
+      expect(stdout).toMatch(/done: 1 memory jobs and 1 skill jobs/);
+      const reindexed = await openLanceSkillIndex({ uri: path.join(dataDir, "lance"), dimensions: 512 });
+      expect([...(await reindexed.ids())]).toEqual([skill.body.skill.id]);
+      await reindexed.close();
 
       const again = await startTestServer("pglite", { DATA_DIR: dataDir });
       try {

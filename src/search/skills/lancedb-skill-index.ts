@@ -118,14 +118,17 @@ export async function openLanceSkillIndex(options: { uri: string; dimensions: nu
         // A match query, never parsed: see the memories' keyword search.
         .fullTextSearch(new MatchQuery(query, "text"))
         .where(skillLanceFilter(filter))
-        .select(["id", "_score"])
+        .select(["id", "vector", "_score"])
         .limit(k)
         .toArrow();
       const ids = result.getChild("id");
       if (!ids) return [];
       const scores = result.getChild("_score")!;
+      const vectors = result.getChild("vector")!;
       const hits = [];
-      for (let i = 0; i < result.numRows; i++) hits.push({ id: ids.get(i) as string, bm25: scores.get(i) as number });
+      for (let i = 0; i < result.numRows; i++) {
+        hits.push({ id: ids.get(i) as string, bm25: scores.get(i) as number, vector: vectors.get(i)!.toArray() as Float32Array });
+      }
       return hits;
     },
 

@@ -112,7 +112,7 @@ export async function openPgvectorSkillIndex(db: Database, dimensions: number): 
     async keywordSearch(query, filter, k) {
       if (k <= 0 || skillFilterMatchesNothing(filter)) return [];
       const { n, avgdl } = await corpusStats(filter.workspaceId);
-      const rows = await db.query<{ id: string; bm25: number }>(
+      const rows = await db.query<{ id: string; bm25: number; vector: string }>(
         `with query as materialized (
            select string_agg(quote_literal(lexeme), ' | ')::tsquery as q, array_agg(lexeme) as lexemes
            from unnest(to_tsvector('english', $1))
@@ -127,14 +127,17 @@ export async function openPgvectorSkillIndex(db: Database, dimensions: number): 
              and ($6::text[] is null or v.state = any($6::text[]))
              and u.lexeme = any((select lexemes from query)::text[])
          ),
-         df as (select lexeme, count(*)::float8 as df from hits group by lexeme)
-         select h.id, sum(ln(1 + ($8::float8 - d.df + 0.5) / (d.df + 0.5)) * h.tf * ${k1 + 1}
-             / (h.tf + ${k1} * (${1 - b} + ${b} * h.len / $9::float8)))::float8 as bm25
-         from hits h join df d on d.lexeme = h.lexeme
-         group by h.id order by bm25 desc, h.id limit $7`,
+         df as (select lexeme, count(*)::float8 as df from hits group by lexeme),
+         best as (
+           select h.id, sum(ln(1 + ($8::float8 - d.df + 0.5) / (d.df + 0.5)) * h.tf * ${k1 + 1}
+               / (h.tf + ${k1} * (${1 - b} + ${b} * h.len / $9::float8)))::float8 as bm25
+           from hits h join df d on d.lexeme = h.lexeme
+           group by h.id order by bm25 desc, h.id limit $7)
+         select best.id, best.bm25, v.embedding::text as vector from best join ${table} v on v.id = best.id
+         order by best.bm25 desc, best.id`,
         [query, filter.workspaceId, filter.containers ?? null, filter.tags ?? null, filter.maturities ?? null, filter.states ?? null, k, n, avgdl],
       );
-      return rows.map((r) => ({ id: r.id, bm25: Number(r.bm25) }));
+      return rows.map((r) => ({ id: r.id, bm25: Number(r.bm25), vector: Float32Array.from(JSON.parse(r.vector) as number[]) }));
     },
 
     async optimize() {

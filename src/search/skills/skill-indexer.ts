@@ -81,6 +81,8 @@ export function createSkillIndexer(
   };
 
   return {
+    /** Indexes one batch of queued jobs; the number handled, 0 when the outbox is empty. */
+    step,
     drain,
     /** Called after a committed write: indexes now and resolves when done; never throws. */
     async indexNow(): Promise<void> {

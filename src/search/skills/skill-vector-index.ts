@@ -35,6 +35,8 @@ export interface SkillKeywordHit {
   id: string;
   /** BM25 score, 0 or more. */
   bm25: number;
+  /** The skill's stored vector, so a keyword-only hit is scored by cosine without a second search. */
+  vector: Float32Array;
 }
 
 export interface SkillVectorIndex {
