@@ -23,9 +23,10 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { loadConfig } from "../src/config.js";
 import { createEmbedder } from "../src/embeddings/create-embedder.js";
-import { cosine } from "../src/search/scoring.js";
-import { hybridKeywordWeight } from "../src/skills/skill-scoring.js";
+import { bm25HalfScore, cosine } from "../src/search/scoring.js";
+import { hybridKeywordWeight, skillRelevance } from "../src/skills/skill-scoring.js";
 import { splitSkillMd } from "../src/skills/skill-md.js";
+import { embeddedText } from "../src/skills/skill-text.js";
 import { prng } from "./lib/synthetic.js";
 import { onCleanUp, positiveOption, runBench, stopAfter } from "./lib/run.js";
 import { startServer } from "./lib/server.js";
@@ -33,7 +34,7 @@ import { alignedTable } from "./lib/table.js";
 
 const dataDir = fileURLToPath(new URL("./data/skills/", import.meta.url));
 const modes = ["semantic", "keyword", "hybrid"] as const;
-const sweepWeights = [0, 0.05, 0.1, 0.2, 0.3, 0.5];
+const sweepWeights = [0, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5];
 
 interface Query {
   query: string;
@@ -108,19 +109,22 @@ async function quality(call: Call) {
       );
     sides.push({ semantic: await side("semantic"), keyword: await side("keyword") });
   }
+  // Keyword mode answers keywordRelevance(bm25) = bm25 / (bm25 + half); hybrid fuses the raw BM25.
+  const bm25Of = (relevance: number) => (bm25HalfScore * relevance) / (1 - relevance);
   const sweep = sweepWeights.map((w) => {
-    const ranked = sides.map(({ semantic, keyword }) =>
-      skills
-        .map((s) => ({ slug: s.dir, score: (1 - w) * (semantic.get(s.dir) ?? 0) + w * (keyword.get(s.dir) ?? 0) }))
+    const ranked = sides.map(({ semantic, keyword }) => {
+      const best = Math.max(0, ...[...keyword.values()].map(bm25Of));
+      return skills
+        .map((s) => ({ slug: s.dir, score: skillRelevance("hybrid", semantic.get(s.dir) ?? 0, bm25Of(keyword.get(s.dir) ?? 0), best, w) }))
         .sort((a, b) => b.score - a.score)
-        .map((r) => r.slug),
-    );
+        .map((r) => r.slug);
+    });
     return { keywordWeight: w, dev: score(ranked, queries, false), heldOut: score(ranked, queries, true) };
   });
   return { skills: skills.length, queries: queries.length, results, sweep };
 }
 
-/** Plain cosine ranking in this process, for texts the server does not embed. */
+/** Plain cosine ranking in this process: what the server embeds against texts it does not. */
 async function embeddedTextAlternatives() {
   const { skills, queries } = labelledSet();
   const embedder = await createEmbedder(loadConfig({ DATA_DIR: "memory://", EMBEDDING_WORKERS: "1" }));
@@ -131,6 +135,7 @@ async function embeddedTextAlternatives() {
       return { slug: s.dir, description, body: split.body };
     });
     const variants: Record<string, (s: (typeof parsed)[number]) => string> = {
+      "name + description + When to use (server)": (s) => embeddedText({ name: s.slug, description: s.description, content: s.body }),
       "name + description": (s) => `${s.slug}\n${s.description}`,
       "name + description + body[:600]": (s) => `${s.slug}\n${s.description}\n${s.body.slice(0, 600)}`,
       "description only": (s) => s.description,
@@ -184,20 +189,35 @@ async function load(call: Call, size: number): Promise<{ seconds: number; perSec
   return { seconds, perSecond: size / seconds };
 }
 
+interface Latency {
+  p50: number;
+  p95: number;
+  p99: number;
+  n: number;
+  /** The server's own split (`_meta`), p50/p95: embedding the query, and the rest of the search. */
+  embed: { p50: number; p95: number };
+  search: { p50: number; p95: number };
+}
+
 async function latency(call: Call, queries: number) {
   const rand = prng(7);
-  const out: Record<string, { p50: number; p95: number; p99: number; n: number }> = {};
+  const out: Record<string, Latency> = {};
   for (const mode of modes) {
     const times: number[] = [];
+    const embed: number[] = [];
+    const search: number[] = [];
     for (let i = 0; i < queries; i++) {
       // A text never sent before: the server embeds every query.
       const query = `${verbs[Math.floor(rand() * verbs.length)]} ${objects[Math.floor(rand() * objects.length)]} ${mode} ${i} ${Math.floor(rand() * 1e9)}`;
       const t = performance.now();
-      await call("/search", { query, limit: 10, searchMode: mode });
+      const res = await call("/search", { query, limit: 10, searchMode: mode });
       times.push(performance.now() - t);
+      embed.push(res._meta.embedMs);
+      search.push(res._meta.searchMs);
     }
+    const p50p95 = (xs: number[]) => (xs.sort((a, b) => a - b), { p50: percentile(xs, 50), p95: percentile(xs, 95) });
     times.sort((a, b) => a - b);
-    out[mode] = { p50: percentile(times, 50), p95: percentile(times, 95), p99: percentile(times, 99), n: times.length };
+    out[mode] = { p50: percentile(times, 50), p95: percentile(times, 95), p99: percentile(times, 99), n: times.length, embed: p50p95(embed), search: p50p95(search) };
   }
   return out;
 }
@@ -240,8 +260,11 @@ async function main(): Promise<number> {
   console.log(`latency at ${size + q.skills} skills, concurrency 1, fresh queries (query embedding included), REST:`);
   console.log(
     alignedTable([
-      ["mode", "p50 ms", "p95 ms", "p99 ms", "n"],
-      ...modes.map((m) => [m, lat[m]!.p50.toFixed(1), lat[m]!.p95.toFixed(1), lat[m]!.p99.toFixed(1), String(lat[m]!.n)]),
+      ["mode", "p50 ms", "p95 ms", "p99 ms", "n", "embed p50/p95", "search p50/p95"],
+      ...modes.map((m) => {
+        const l = lat[m]!;
+        return [m, l.p50.toFixed(1), l.p95.toFixed(1), l.p99.toFixed(1), String(l.n), `${l.embed.p50.toFixed(1)}/${l.embed.p95.toFixed(1)}`, `${l.search.p50.toFixed(1)}/${l.search.p95.toFixed(1)}`];
+      }),
     ]),
   );
   await server.stop();

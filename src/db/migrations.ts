@@ -269,6 +269,19 @@ const migrations: ReadonlyArray<{ version: number; name: string; statements: str
       rehashContentWithoutWordsSql,
     ],
   },
+  {
+    version: 12,
+    name: "skills are found by their body too",
+    statements: [
+      // Keyword search covers the body's first 64 KiB (keywordText in src/skills/skill-text.ts).
+      `drop index skills_fts`,
+      `alter table skills drop column tsv`,
+      `alter table skills add column tsv tsvector generated always as (to_tsvector('english', name || ' ' || description || ' ' || left(content, 65536))) stored`,
+      `create index skills_fts on skills using gin (tsv)`,
+      // The embedded text gained the body's "When to use" section: every skill is embedded again.
+      `insert into skill_index_outbox (skill_id) select id from skills`,
+    ],
+  },
 ];
 
 // Serialises migrations across nodes sharing one database.

@@ -1,7 +1,7 @@
 // Scoring shared by every collection of the search module (memories for recall, skills).
 
 /** BM25 scores grow without bound; this maps them to 0..1 (half-way at this score). */
-const bm25HalfScore = 12;
+export const bm25HalfScore = 12;
 
 export const keywordRelevance = (bm25: number): number => (bm25 <= 0 ? 0 : bm25 / (bm25 + bm25HalfScore));
 

@@ -3,17 +3,19 @@ import { keywordRelevance } from "../search/scoring.js";
 export type SkillSearchMode = "semantic" | "keyword" | "hybrid";
 
 /**
- * Weight of keyword relevance in hybrid skill search; the rest is cosine similarity of the name and
- * description. Chosen on the dev split of bench/data/skills (the held-out quarter was not used), with
- * LanceDB's BM25: hit@1 0.29 at 0 to 0.1, 0.31 at 0.2, 0.20 at 0.3, 0.10 at 0.5. Its queries share no
- * word with their skill's description, so keywords help little there; a task naming a tool helps more.
+ * Weight of keyword relevance in hybrid skill search; the rest is cosine similarity of the embedded text.
+ * Chosen on the dev split of bench/data/skills (the held-out quarter was not used): see the sweep that
+ * bench/skill-search.ts prints.
  */
-export const hybridKeywordWeight = 0.2;
+export const hybridKeywordWeight = 0.15;
 
-/** How well a skill fits a query, 0..1. */
-export function skillRelevance(mode: SkillSearchMode, cosine: number, bm25: number, keywordWeight = hybridKeywordWeight): number {
+/**
+ * How well a skill fits a query, 0..1. In hybrid mode BM25 counts relative to the query's best keyword
+ * match (`bestBm25`), so a query whose words are all rare weighs no more than one of common words.
+ */
+export function skillRelevance(mode: SkillSearchMode, cosine: number, bm25: number, bestBm25: number, keywordWeight = hybridKeywordWeight): number {
   const semantic = Math.max(0, cosine);
   if (mode === "semantic") return semantic;
   if (mode === "keyword") return keywordRelevance(bm25);
-  return (1 - keywordWeight) * semantic + keywordWeight * keywordRelevance(bm25);
+  return (1 - keywordWeight) * semantic + keywordWeight * (bestBm25 > 0 ? bm25 / bestBm25 : 0);
 }

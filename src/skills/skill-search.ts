@@ -62,12 +62,14 @@ export async function searchSkills(deps: SkillSearchDeps, scope: Scope, q: Skill
 
   const cosines = new Map(hits.map((h) => [h.id, h.similarity]));
   const bm25 = new Map<string, number>();
+  let bestBm25 = 0;
   for (const h of keywordHits) {
+    bestBm25 = Math.max(bestBm25, h.bm25);
     bm25.set(h.id, h.bm25);
     if (vector && !cosines.has(h.id)) cosines.set(h.id, cosine(vector, h.vector));
   }
   const ranked = [...new Set([...cosines.keys(), ...bm25.keys()])]
-    .map((id) => ({ id, score: skillRelevance(q.mode, cosines.get(id) ?? 0, bm25.get(id) ?? 0) }))
+    .map((id) => ({ id, score: skillRelevance(q.mode, cosines.get(id) ?? 0, bm25.get(id) ?? 0, bestBm25) }))
     .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1));
   const out: SkillSearchResult["hits"] = [];
   // Usually one read of `limit` rows; more only where the index holds skills Postgres no longer admits.

@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from "fastify";
 import type { Database } from "../../db/database.js";
 import type { Embedder } from "../../embeddings/embedder.js";
 import { loadSkills } from "../../skills/skill-store.js";
-import { embeddedText } from "../../skills/skill-text.js";
+import { embeddedText, keywordText } from "../../skills/skill-text.js";
 import { indexedContainers, type SkillVectorIndex } from "./skill-vector-index.js";
 
 // Postgres is the truth; the skills collection follows it through skill_index_outbox, written in the
@@ -42,7 +42,7 @@ export function createSkillIndexer(
         tags: s.tags,
         maturity: s.maturity,
         state: s.state,
-        text: embeddedText(s),
+        text: keywordText(s),
         vector: vectors[i]!,
       })),
     );

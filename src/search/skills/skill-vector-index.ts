@@ -15,7 +15,7 @@ export interface SkillVectorRecord {
   maturity: string;
   /** active | deprecated. */
   state: string;
-  /** The embedded text (name and description), for keyword search. */
+  /** The text keyword search matches (keywordText: name, description, the start of the body). */
   text: string;
   vector: Float32Array;
 }
