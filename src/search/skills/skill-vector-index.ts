@@ -43,7 +43,7 @@ export interface SkillVectorIndex {
   readonly kind: "lancedb" | "pgvector";
   upsert(records: readonly SkillVectorRecord[]): Promise<void>;
   delete(ids: readonly string[]): Promise<void>;
-  /** The k most similar skills that pass the filter, most similar first (an exact search). */
+  /** The k most similar skills that pass the filter, most similar first (exact, or by the ANN index with an exact fallback). */
   search(vector: Float32Array, filter: SkillVectorFilter, k: number): Promise<VectorHit[]>;
   /** The k best BM25 matches of the query's words in the skills' text that pass the filter, best first. */
   keywordSearch(query: string, filter: SkillVectorFilter, k: number): Promise<SkillKeywordHit[]>;

@@ -113,13 +113,7 @@ export async function openLanceIndex(options: LanceIndexOptions): Promise<Vector
   async function searchMany(vectors: readonly Float32Array[], filter: VectorFilter, k: number): Promise<VectorHit[][]> {
     for (const v of vectors) checkDimensions(v, dimensions);
     if (vectors.length === 0 || k <= 0 || matchesNothing(filter)) return vectors.map(() => []);
-    const hits = await scan(vectors, filter, k, false);
-    const short = hits.flatMap((h, i) => (h.length < k ? [i] : []));
-    if (short.length > 0) {
-      const again = await scan(short.map((i) => vectors[i]!), filter, k, true);
-      short.forEach((i, j) => (hits[i] = again[j]!));
-    }
-    return hits;
+    return nearestThenExact(vectors, k, (some, exhaustive) => scan(some, filter, k, exhaustive));
   }
 
   return {
@@ -194,6 +188,24 @@ export async function openLanceIndex(options: LanceIndexOptions): Promise<Vector
 }
 
 /**
+ * Runs a search through the ANN index, and again by an exact scan for each vector answered with fewer
+ * than k rows: a selective filter whose matches lie outside the probed partitions still gets them all.
+ */
+export async function nearestThenExact(
+  vectors: readonly Float32Array[],
+  k: number,
+  scan: (vectors: readonly Float32Array[], exhaustive: boolean) => Promise<VectorHit[][]>,
+): Promise<VectorHit[][]> {
+  const hits = await scan(vectors, false);
+  const short = hits.flatMap((h, i) => (h.length < k ? [i] : []));
+  if (short.length > 0) {
+    const again = await scan(short.map((i) => vectors[i]!), true);
+    short.forEach((i, j) => (hits[i] = again[j]!));
+  }
+  return hits;
+}
+
+/**
  * Creates the full-text index (BM25 on `column`) that keyword search needs from the first query. Nodes
  * starting together race to create it: the loser's conflict is retried, and then finds it built (or is
  * told it exists). A fresh Index per attempt: LanceDB refuses to use one twice.
@@ -221,8 +233,13 @@ async function optimizeTable(table: Table, annThreshold: number): Promise<void> 
   for (const [column, kind] of scalarIndexes) {
     if (!indexed.has(column)) await retryConflicts(() => table.createIndex(column, { config: kind() }));
   }
+  await ensureAnnIndex(table, rows, annThreshold);
+}
+
+/** Builds the IVF_FLAT index once the table holds annThreshold rows, and retrains it as the table grows. */
+export async function ensureAnnIndex(table: Table, rows: number, annThreshold: number): Promise<void> {
   if (rows < annThreshold) return;
-  const current = indexes.find((i) => i.name.startsWith(annIndexPrefix));
+  const current = (await table.listIndices()).find((i) => i.name.startsWith(annIndexPrefix));
   const built = current ? Number(current.name.slice(annIndexPrefix.length)) : 0;
   const wanted = partitionsFor(rows);
   if (wanted < 2 * built) return;
