@@ -1,9 +1,9 @@
-import { connect, Index, MatchQuery } from "@lancedb/lancedb";
+import { connect, Index } from "@lancedb/lancedb";
 import { Field, FixedSizeList, Float32, List, RecordBatch, Schema, Struct, Table, Utf8, makeData, vectorFromArray, type DataType } from "apache-arrow";
 import { idIn } from "../vector/lance-filter.js";
 import { checkDimensions } from "../vector/records.js";
 import { serialQueue } from "../vector/serial.js";
-import { defaultReadConsistencySeconds, ensureAnnIndex, ensureFullTextIndex, nearestThenExact } from "../vector/lancedb-index.js";
+import { bm25Search, defaultReadConsistencySeconds, ensureAnnIndex, ensureFullTextIndex, nearestThenExact } from "../vector/lancedb-index.js";
 import type { VectorHit } from "../vector/vector-index.js";
 import { retryConflicts } from "../vector/lance-retry.js";
 import { skillFilterMatchesNothing, type SkillVectorFilter, type SkillVectorIndex, type SkillVectorRecord } from "./skill-vector-index.js";
@@ -116,23 +116,7 @@ export async function openLanceSkillIndex(options: { uri: string; dimensions: nu
 
     async keywordSearch(query, filter, k) {
       if (k <= 0 || skillFilterMatchesNothing(filter)) return [];
-      const result = await table
-        .query()
-        // A match query, never parsed: see the memories' keyword search.
-        .fullTextSearch(new MatchQuery(query, "text"))
-        .where(skillLanceFilter(filter))
-        .select(["id", "vector", "_score"])
-        .limit(k)
-        .toArrow();
-      const ids = result.getChild("id");
-      if (!ids) return [];
-      const scores = result.getChild("_score")!;
-      const vectors = result.getChild("vector")!;
-      const hits = [];
-      for (let i = 0; i < result.numRows; i++) {
-        hits.push({ id: ids.get(i) as string, bm25: scores.get(i) as number, vector: vectors.get(i)!.toArray() as Float32Array });
-      }
-      return hits;
+      return bm25Search(table, "text", query, skillLanceFilter(filter), k);
     },
 
     optimize: () =>

@@ -1,5 +1,6 @@
 import { toSql } from "pgvector";
 import type { Database } from "../../db/database.js";
+import { cachedCorpusStats, type CorpusStats } from "../corpus-stats.js";
 import { checkDimensions } from "../vector/records.js";
 import { skillFilterMatchesNothing, type SkillVectorIndex } from "./skill-vector-index.js";
 
@@ -32,19 +33,17 @@ export async function openPgvectorSkillIndex(db: Database, dimensions: number): 
     await tx.query(`create index if not exists ${table}_workspace on ${table} (workspace_id)`);
   });
 
-  const corpus = new Map<string, { n: number; avgdl: number; until: number }>();
-  async function corpusStats(workspaceId: string): Promise<{ n: number; avgdl: number }> {
-    const hit = corpus.get(workspaceId);
-    if (hit && hit.until > Date.now()) return hit;
-    const [row] = await db.query<{ n: number; avgdl: number }>(
-      `select greatest(count(*), 1)::float8 as n, greatest(coalesce(avg(length(tsv)), 1), 1)::float8 as avgdl from skills where workspace_id = $1`,
-      [workspaceId],
-    );
-    const fresh = { n: Number(row!.n), avgdl: Number(row!.avgdl), until: Date.now() + corpusStatsTtlMs };
-    if (corpus.size > 10_000) corpus.clear();
-    corpus.set(workspaceId, fresh);
-    return fresh;
-  }
+  const corpusStats = cachedCorpusStats(
+    corpusStatsTtlMs,
+    (workspaceId: string) => workspaceId,
+    async (workspaceId) =>
+      (
+        await db.query<CorpusStats>(
+          `select count(*)::float8 as n, coalesce(avg(length(tsv)), 1)::float8 as avgdl from skills where workspace_id = $1`,
+          [workspaceId],
+        )
+      )[0]!,
+  );
 
   return {
     kind: "pgvector",

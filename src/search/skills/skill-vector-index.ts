@@ -1,4 +1,4 @@
-import type { VectorHit } from "../vector/vector-index.js";
+import type { KeywordHit, VectorHit } from "../vector/vector-index.js";
 
 // The skills collection of the search module: one vector per skill (its name and description), with the
 // columns skill search filters on. Like the memories collection it follows Postgres through an outbox.
@@ -31,13 +31,6 @@ export interface SkillVectorFilter {
   ids?: string[];
 }
 
-export interface SkillKeywordHit {
-  id: string;
-  /** BM25 score, 0 or more. */
-  bm25: number;
-  /** The skill's stored vector, so a keyword-only hit is scored by cosine without a second search. */
-  vector: Float32Array;
-}
 
 export interface SkillVectorIndex {
   readonly kind: "lancedb" | "pgvector";
@@ -46,7 +39,7 @@ export interface SkillVectorIndex {
   /** The k most similar skills that pass the filter, most similar first (exact, or by the ANN index with an exact fallback). */
   search(vector: Float32Array, filter: SkillVectorFilter, k: number): Promise<VectorHit[]>;
   /** The k best BM25 matches of the query's words in the skills' text that pass the filter, best first. */
-  keywordSearch(query: string, filter: SkillVectorFilter, k: number): Promise<SkillKeywordHit[]>;
+  keywordSearch(query: string, filter: SkillVectorFilter, k: number): Promise<KeywordHit[]>;
   /** Compacts the collection after writes. */
   optimize(): Promise<void>;
   ids(): Promise<Set<string>>;

@@ -157,25 +157,7 @@ export async function openLanceIndex(options: LanceIndexOptions): Promise<Vector
 
   async function keywordSearch(query: string, filter: VectorFilter, k: number): Promise<KeywordHit[]> {
     if (k <= 0 || matchesNothing(filter)) return [];
-    const result = await table
-      .query()
-      // A match query, never parsed: a string in double quotes would become a phrase query, which an
-      // index without positions refuses (a 500 for any recall quoting a word).
-      .fullTextSearch(new MatchQuery(query, "content"))
-      .where(lanceFilter(filter))
-      .select(["id", "vector", "_score"])
-      .limit(k)
-      .toArrow();
-    // A search without hits yields an Arrow table without columns.
-    const ids = result.getChild("id");
-    if (!ids) return [];
-    const scores = result.getChild("_score")!;
-    const vectors = result.getChild("vector")!;
-    const hits: KeywordHit[] = [];
-    for (let i = 0; i < result.numRows; i++) {
-      hits.push({ id: ids.get(i) as string, bm25: scores.get(i) as number, vector: vectors.get(i)!.toArray() as Float32Array });
-    }
-    return hits;
+    return bm25Search(table, "content", query, lanceFilter(filter), k);
   }
 
   async function ids(): Promise<Set<string>> {
@@ -185,6 +167,29 @@ export async function openLanceIndex(options: LanceIndexOptions): Promise<Vector
     if (column) for (const id of column) found.add(id as string);
     return found;
   }
+}
+
+/** BM25 matches of the query's words in `column`, best first, each with its stored vector. */
+export async function bm25Search(table: Table, column: string, query: string, where: string, k: number): Promise<KeywordHit[]> {
+  const result = await table
+    .query()
+    // A match query, never parsed: a string in double quotes would become a phrase query, which an
+    // index without positions refuses (a 500 for any search quoting a word).
+    .fullTextSearch(new MatchQuery(query, column))
+    .where(where)
+    .select(["id", "vector", "_score"])
+    .limit(k)
+    .toArrow();
+  // A search without hits yields an Arrow table without columns.
+  const ids = result.getChild("id");
+  if (!ids) return [];
+  const scores = result.getChild("_score")!;
+  const vectors = result.getChild("vector")!;
+  const hits: KeywordHit[] = [];
+  for (let i = 0; i < result.numRows; i++) {
+    hits.push({ id: ids.get(i) as string, bm25: scores.get(i) as number, vector: vectors.get(i)!.toArray() as Float32Array });
+  }
+  return hits;
 }
 
 /**

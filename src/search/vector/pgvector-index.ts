@@ -1,6 +1,7 @@
 import { toSql } from "pgvector";
 import type { Database } from "../../db/database.js";
 import { pgvectorSql } from "./pgvector-sql.js";
+import { cachedCorpusStats, type CorpusStats } from "../corpus-stats.js";
 import { checkDimensions, lastPerId, matchesNothing } from "./records.js";
 import type { VectorFilter, VectorHit, VectorIndex } from "./vector-index.js";
 
@@ -47,17 +48,11 @@ export async function openPgvectorIndex(db: Database, dimensions: number): Promi
     for (const statement of sql.schema) await tx.query(statement);
   });
 
-  const keywordStats = new Map<string, { n: number; avgdl: number; until: number }>();
-  async function corpusStats(filter: VectorFilter): Promise<{ n: number; avgdl: number }> {
-    const key = `${filter.workspaceId}\u0000${filter.containers?.join("\u0000") ?? "*"}`;
-    const cached = keywordStats.get(key);
-    if (cached && cached.until > Date.now()) return cached;
-    const [row] = await db.query<{ n: number; avgdl: number }>(sql.keywordStats, [filter.workspaceId, filter.containers ?? null]);
-    const fresh = { n: Math.max(1, row!.n), avgdl: Math.max(1, row!.avgdl), until: Date.now() + keywordStatsTtlMs };
-    if (keywordStats.size > 10_000) keywordStats.clear();
-    keywordStats.set(key, fresh);
-    return fresh;
-  }
+  const corpusStats = cachedCorpusStats(
+    keywordStatsTtlMs,
+    (filter: VectorFilter) => `${filter.workspaceId}\u0000${filter.containers?.join("\u0000") ?? "*"}`,
+    async (filter) => (await db.query<CorpusStats>(sql.keywordStats, [filter.workspaceId, filter.containers ?? null]))[0]!,
+  );
 
   return {
     kind: "pgvector",
