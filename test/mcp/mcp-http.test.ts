@@ -303,6 +303,14 @@ describe.each(backends)("MCP over Streamable HTTP (%s)", (backend) => {
     expect(ok.headers.get("x-ratelimit-remaining")).not.toBeNull();
     expect(await ok.json()).toMatchObject({ id: 1, result: { serverInfo: { name: "agentmem" }, capabilities: { tools: {}, resources: {}, prompts: {} } } });
 
+    const compressed = await fetch(`${server.url}/mcp`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "content-encoding": "gzip" },
+      body: JSON.stringify(initialize),
+    });
+    expect(compressed.status).toBe(400);
+    expect(await compressed.json()).toMatchObject({ error: { details: { field: "content-encoding", rule: "content_encoding" } } });
+
     const batch = await post(`Bearer ${key}`, [initialize, { ...initialize, id: 2 }]);
     expect(batch.status).toBe(400);
     expect(await batch.json()).toMatchObject({ error: { code: "invalid_request", details: { field: "body", rule: "batch" } } });
