@@ -4,9 +4,10 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { expect } from "vitest";
 
 /** The official SDK client on the server's /mcp endpoint with an API key. */
-export async function connectHttp(baseUrl: string, key: string): Promise<Client> {
+export async function connectHttp(baseUrl: string, key: string, headers: Record<string, string> = {}): Promise<Client> {
   const client = new Client({ name: "agentmem-test", version: "1.0.0" });
-  await client.connect(new StreamableHTTPClientTransport(new URL("/mcp", baseUrl), { requestInit: { headers: { authorization: `Bearer ${key}` } } }));
+  const requestInit = { headers: { authorization: `Bearer ${key}`, ...headers } };
+  await client.connect(new StreamableHTTPClientTransport(new URL("/mcp", baseUrl), { requestInit }));
   return client;
 }
 

@@ -106,6 +106,17 @@ describe.each(backends)("MCP over Streamable HTTP (%s)", (backend) => {
     await expectToolError(client, "memory_get", { id }, gone.body.error);
   });
 
+  it("passes only the key to the handlers: a client's configured headers apply to every message", async () => {
+    const withHeader = await connectHttp(server.url, key, { "idempotency-key": "configured-once" });
+    try {
+      const first = await toolJson(withHeader, "memory_create", { content: "The build uses Bazel", type: "fact" });
+      const second = await toolJson(withHeader, "memory_create", { content: "The tests use pytest", type: "fact" });
+      expect(second.ids[0]).not.toBe(first.ids[0]);
+    } finally {
+      await withHeader.close();
+    }
+  });
+
   it("answers errors as tool results with the REST code, message and details", async () => {
     const call = rest(server.url, key);
     const invalid = await call("POST", "/api/v1/agent/memories", { content: "x", type: "opinion" });

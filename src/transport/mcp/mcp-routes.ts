@@ -35,7 +35,9 @@ export async function mcpRoutes(app: FastifyInstance, opts: McpRoutesOptions): P
     if (principal.role !== "agent") throw apiError("forbidden", "admin keys cannot use the MCP server: use an agent key");
     if (Array.isArray(req.body)) throw invalidRequest("body", "batch", "must be one JSON-RPC message: batches are not accepted");
 
-    const server = mcpServer(parts, headers);
+    // Handlers see the key only: MCP clients send the same configured headers with every message, so
+    // an Idempotency-Key among them would make every later memory_create replay the first one.
+    const server = mcpServer(parts, new Headers({ authorization: headers.get("authorization")! }));
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     await server.connect(transport);
     try {

@@ -22,9 +22,9 @@ export function bindRpc(bindings: ServiceBinding[], rpc: string): BoundRpc {
 
 /**
  * Calls an RPC with REST JSON arguments and the MCP request's HTTP headers (the Bearer key) through
- * its bound handler, as the REST routes do: the key is
- * authenticated and scoped, quotas are charged, and errors are the REST errors. Rate limits were
- * applied to the HTTP request already (rate-limit-hook.ts).
+ * its bound handler, as the REST routes do: the key is authenticated and scoped, quotas are charged,
+ * and errors are the REST errors. Rate limits were applied to the HTTP request already
+ * (rate-limit-hook.ts).
  */
 export async function callRpc(rpc: BoundRpc, args: JsonValue, requestHeader: Headers): Promise<JsonValue> {
   const { method } = rpc;
