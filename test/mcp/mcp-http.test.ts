@@ -4,6 +4,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { standaloneSchema, type Json } from "../../src/codegen/json-schema.js";
 import { mcpToolName } from "../../src/transport/mcp/tool-definitions.js";
+import { restRouteOf } from "../../src/transport/rest/rest-route.js";
 import { adminKey, backends, rest, startTestServer, type TestServer } from "../support/test-server.js";
 import { planEnv } from "../usage/limits-env.js";
 import { connectHttp, expectToolError, toolJson } from "./mcp-client.js";
@@ -26,6 +27,12 @@ const requiredTools = [
   "skill_import",
   "skill_export",
 ];
+
+// Marketplace RPCs annotated as tools (none before the marketplace is merged).
+const marketplaceTools = (await agentServices())
+  .filter((service) => service.typeName === "agent.v1.MarketplaceService")
+  .flatMap((service) => service.methods)
+  .filter((method) => mcpToolName(method) !== undefined);
 
 /** A schema without its descriptions: proto comments are not in the run-time descriptors. */
 function withoutDescriptions(schema: unknown): unknown {
@@ -129,6 +136,16 @@ describe.each(backends)("MCP over Streamable HTTP (%s)", (backend) => {
 
     // Unknown tool names are a protocol error, not a tool result.
     await expect(client.callTool({ name: "memory_explode", arguments: {} })).rejects.toThrow(/unknown tool memory_explode/);
+  });
+
+  it.skipIf(marketplaceTools.length === 0)("answers MARKETPLACE_DISABLED from marketplace tools while the flag is off, as REST", async () => {
+    for (const method of marketplaceTools) {
+      const route = restRouteOf(method)!;
+      const viaRest = await rest(server.url, key)(route.verb.toUpperCase(), route.path, {});
+      expect(viaRest.status).toBe(403);
+      expect(viaRest.body.error.code).toBe("MARKETPLACE_DISABLED");
+      await expectToolError(client, mcpToolName(method)!, {}, viaRest.body.error);
+    }
   });
 
   it("keeps tenants apart: another workspace's ids are not_found, as over REST", async () => {
