@@ -17,7 +17,7 @@ export interface McpRoutesOptions {
 }
 
 // The headers the MCP transport looks at; the others (the key among them) stay out of its Request.
-const transportHeaders = ["accept", "content-type", "mcp-protocol-version", "mcp-session-id"];
+const transportHeaders = ["accept", "content-type", "mcp-protocol-version"];
 
 /**
  * The MCP server at /mcp (Streamable HTTP, stateless, JSON answers). Before any MCP message is
