@@ -41,6 +41,8 @@ import { onePortServer } from "./transport/one-port.js";
 import { restRoutes } from "./transport/rest/rest-routes.js";
 import { bindService, clientAddressKey, type ServiceBinding } from "./transport/service-binding.js";
 import { requestHeaders } from "./transport/headers.js";
+import { mcpRoutes } from "./transport/mcp/mcp-routes.js";
+import type { McpToolDefinition } from "./transport/mcp/tool-definitions.js";
 import { bodyGuardPlugin } from "./transport/rest/body-guard.js";
 import { rateLimitPlugin } from "./transport/rate-limit-hook.js";
 import { createAdmission } from "./usage/admission.js";
@@ -68,8 +70,9 @@ export interface App {
 const maxUrlLength = 65_536;
 
 const openApiPath = new URL("../gen/openapi.json", import.meta.url);
+const mcpToolsPath = new URL("../gen/mcp-tools.json", import.meta.url);
 
-/** Opens storage, migrates it, and serves every service on one port over gRPC, gRPC-Web, Connect and REST. */
+/** Opens storage, migrates it, and serves every service on one port over gRPC, gRPC-Web, Connect, REST and MCP. */
 export async function startApp(config: Config): Promise<App> {
   const db = await openDatabase({
     databaseUrl: config.DATABASE_URL,
@@ -174,6 +177,8 @@ export async function startApp(config: Config): Promise<App> {
       await auth.authenticate(requestHeaders(req.headers));
       return reply.type("application/json").send(openApi);
     });
+    const mcpTools = JSON.parse(await readFile(mcpToolsPath, "utf8")) as McpToolDefinition[];
+    await fastify.register(mcpRoutes, { bindings, tools: mcpTools, auth });
     await fastify.register(connectRoutes, {
       routes: (router) => {
         for (const b of bindings) router.service(b.service, b.impl);

@@ -18,6 +18,7 @@ interface Parameter {
 }
 interface Operation {
   operationId: string;
+  "x-mcp-tools"?: Array<{ name: string; operationId: string }>;
   parameters?: Parameter[];
   requestBody?: { content: { "application/json": { schema: Record<string, any> } } };
   responses: Record<string, { content?: { "application/json": { schema: Record<string, unknown> } } }>;
@@ -29,7 +30,7 @@ interface Document {
 
 const raw: unknown = JSON.parse(readFileSync(new URL("../gen/openapi.json", import.meta.url), "utf8"));
 const doc = raw as Document;
-const nonRpcPaths = ["/api/v1/agent/openapi.json"];
+const nonRpcPaths = ["/api/v1/agent/openapi.json", "/mcp"];
 
 function operation(path: string, method: string): Operation {
   const op = doc.paths[path]?.[method];
@@ -105,5 +106,17 @@ describe("gen/openapi.json skills", () => {
     for (const route of ["", "/get", "/search", "/list", "/update", "/deprecate", "/import", "/export"]) {
       expect(operation(`/api/v1/agent/skills${route}`, "post").requestBody?.content["application/json"].schema).toBeDefined();
     }
+  });
+});
+
+describe("gen/openapi.json MCP endpoint", () => {
+  it("lists POST /mcp with each tool and the REST operation whose RPC it calls", () => {
+    const mcp = operation("/mcp", "post");
+    expect(Object.keys(doc.paths["/mcp"]!)).toEqual(["post"]);
+    expect(mcp.responses["401"]?.content?.["application/json"].schema).toEqual({ $ref: "#/components/schemas/ErrorResponse" });
+    const operationIds = new Set(Object.values(doc.paths).flatMap((item) => Object.values(item).map((op) => op.operationId)));
+    const tools = mcp["x-mcp-tools"] ?? [];
+    expect(tools).toContainEqual({ name: "memory_create", operationId: "MemoryService_CreateMemories" });
+    for (const tool of tools) expect(operationIds, tool.name).toContain(tool.operationId);
   });
 });

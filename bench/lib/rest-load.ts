@@ -38,6 +38,6 @@ export function restLoad(load: RestLoad, rec: Recorder): Promise<number> {
 }
 
 function withRequest(defaults: autocannon.Request, req: autocannon.Request): autocannon.Request {
-  const headers = req.body === undefined ? defaults.headers : { ...defaults.headers, "content-type": "application/json" };
+  const headers = { ...defaults.headers, ...req.headers, ...(req.body === undefined ? {} : { "content-type": "application/json" }) };
   return { ...defaults, ...req, headers };
 }

@@ -1,7 +1,7 @@
 /** What a phase is. */
 export interface PhaseInfo {
   phase: string;
-  transport: "rest" | "grpc";
+  transport: "rest" | "grpc" | "mcp";
   /** Memories stored when the phase started. */
   dataSize: number;
   concurrency: number;

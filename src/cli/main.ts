@@ -13,9 +13,10 @@ const usage = `usage:
   agentmem reindex [--force]    re-embed every memory with the configured model (stop the server first
                                 when storage is embedded; resumable)
 ${skillsUsage}
+  agentmem mcp                  the MCP server over stdio (for desktop agent clients), relayed to AGENTMEM_URL/mcp
 
 environment: AGENTMEM_URL (default http://127.0.0.1:8080), AGENTMEM_ADMIN_KEY (required for keys),
-  AGENTMEM_API_KEY (an agent key, required for skills)`;
+  AGENTMEM_API_KEY (an agent key, required for skills and mcp)`;
 
 function fail(message: string): never {
   console.error(message);
@@ -40,6 +41,10 @@ if (group === "reindex") {
   const { reindex } = await import("./reindex.js");
   await reindex([command, ...rest].includes("--force"));
   process.exit(0);
+}
+if (group === "mcp") {
+  const { mcpCommand } = await import("./mcp.js");
+  process.exit(await mcpCommand());
 }
 if (group === "skills") {
   const { skillsCommand } = await import("./skills.js");

@@ -1,21 +1,16 @@
 // protoc-gen-openapi: writes openapi.json, an OpenAPI 3.1 description of the REST API,
-// from the google.api.http rules of the RPCs. Run by `buf generate` (see buf.gen.yaml).
+// from the google.api.http rules of the RPCs, and mcp-tools.json, the MCP server's tool
+// definitions, from the (agent.v1.mcp_tool) options. Run by `buf generate` (see buf.gen.yaml).
 // Non-ES output, so this uses the plain Plugin interface rather than createEcmaScriptPlugin.
-import { create, createFileRegistry, ScalarType } from "@bufbuild/protobuf";
-import type { AnyDesc, DescEnum, DescField, DescFile, DescMessage, DescService } from "@bufbuild/protobuf";
+import { create, createFileRegistry } from "@bufbuild/protobuf";
+import type { DescField, DescMessage, DescService } from "@bufbuild/protobuf";
 import { nestedTypes } from "@bufbuild/protobuf/reflect";
-import {
-  CodeGeneratorResponse_Feature,
-  CodeGeneratorResponseSchema,
-  FileDescriptorSetSchema,
-  isWrapperDesc,
-} from "@bufbuild/protobuf/wkt";
+import { CodeGeneratorResponse_Feature, CodeGeneratorResponseSchema, FileDescriptorSetSchema } from "@bufbuild/protobuf/wkt";
 import { getComments, runNodeJs, type Plugin } from "@bufbuild/protoplugin";
 import { errorCodes } from "../errors/codes.js";
-import { restEnumValues } from "../transport/rest/enum-names.js";
 import { restRouteOf, type RestRoute } from "../transport/rest/rest-route.js";
-
-type Json = Record<string, unknown>;
+import { mcpToolDefinitions, rpcName, type McpToolDefinition } from "../transport/mcp/tool-definitions.js";
+import { messageSchemas, namedSchemas, reachableMessages, type Documented, type Json } from "./json-schema.js";
 
 interface Operation {
   path: string;
@@ -56,28 +51,13 @@ const extraOperations: Operation[] = [
   },
 ];
 
-// Well-known types have their own proto3 JSON forms, so they are inlined rather than referenced.
-const wellKnownSchemas: Record<string, Json> = {
-  "google.protobuf.Struct": { type: "object" },
-  "google.protobuf.Value": {},
-  "google.protobuf.ListValue": { type: "array" },
-  "google.protobuf.FieldMask": { type: "string" },
-  "google.protobuf.Timestamp": { type: "string", format: "date-time" },
-  "google.protobuf.Duration": { type: "string" },
-  "google.protobuf.Empty": { type: "object", properties: {}, additionalProperties: false },
-};
-
-function isInlined(message: DescMessage): boolean {
-  return isWrapperDesc(message) || message.typeName in wellKnownSchemas;
-}
-
 /** The leading proto comment, without the per-line indentation protoc keeps. */
-function comment(desc: Exclude<AnyDesc, DescFile>): string | undefined {
+function comment(desc: Documented): string | undefined {
   const text = getComments(desc).leading?.split("\n").map((line) => line.trim()).join("\n").trim();
   return text || undefined;
 }
 
-function withDescription(schema: Json, desc: Exclude<AnyDesc, DescFile>): Json {
+function withDescription(schema: Json, desc: Documented): Json {
   const description = comment(desc);
   return description === undefined ? schema : { ...schema, description };
 }
@@ -86,67 +66,8 @@ function schemaRef(name: string): Json {
   return { $ref: `#/components/schemas/${name}` };
 }
 
-function scalarSchema(type: ScalarType): Json {
-  switch (type) {
-    case ScalarType.STRING:
-      return { type: "string" };
-    case ScalarType.BOOL:
-      return { type: "boolean" };
-    case ScalarType.BYTES:
-      return { type: "string", contentEncoding: "base64" };
-    case ScalarType.DOUBLE:
-    case ScalarType.FLOAT:
-      return { type: "number" };
-    case ScalarType.INT32:
-    case ScalarType.UINT32:
-    case ScalarType.SINT32:
-    case ScalarType.FIXED32:
-    case ScalarType.SFIXED32:
-      return { type: "integer", format: "int32" };
-    case ScalarType.INT64:
-    case ScalarType.UINT64:
-    case ScalarType.SINT64:
-    case ScalarType.FIXED64:
-    case ScalarType.SFIXED64:
-      // proto3 JSON writes 64-bit integers as strings (JavaScript numbers lose precision).
-      return { type: "string", format: "int64" };
-  }
-}
-
-function enumSchema(desc: DescEnum): Json {
-  return withDescription({ type: "string", enum: restEnumValues(desc) }, desc);
-}
-
-function messageSchema(message: DescMessage): Json {
-  if (isWrapperDesc(message)) return scalarSchema(message.fields[0].scalar);
-  return wellKnownSchemas[message.typeName] ?? schemaRef(message.name);
-}
-
-/** The schema of one value of a field: the field itself, a list's element or a map's value. */
-function valueSchema(field: DescField): Json {
-  if (field.message) return messageSchema(field.message);
-  if (field.enum) return enumSchema(field.enum);
-  return scalarSchema(field.scalar);
-}
-
-function fieldSchema(field: DescField): Json {
-  const value = valueSchema(field);
-  if (field.fieldKind === "list") return withDescription({ type: "array", items: value }, field);
-  // Map keys are always strings in JSON, whatever their proto type.
-  if (field.fieldKind === "map") return withDescription({ type: "object", additionalProperties: value }, field);
-  return withDescription(value, field);
-}
-
-function objectSchema(message: DescMessage, fields: readonly DescField[] = message.fields): Json {
-  return withDescription(
-    {
-      type: "object",
-      properties: Object.fromEntries(fields.map((field) => [field.jsonName, fieldSchema(field)])),
-      additionalProperties: false,
-    },
-    message,
-  );
-}
+const schemas = messageSchemas({ refPrefix: "#/components/schemas/", describe: comment });
+const { messageSchema, fieldSchema, objectSchema } = schemas;
 
 function parameter(field: DescField, location: "path" | "query"): Json {
   const { description, ...schema } = fieldSchema(field);
@@ -220,34 +141,68 @@ function restOperation(route: RestRoute): Operation {
   };
 }
 
-/** The given messages and every message reachable through their fields, minus inlined types. */
-function reachableMessages(roots: DescMessage[]): Set<DescMessage> {
-  const seen = new Set<DescMessage>();
-  const visit = (message: DescMessage): void => {
-    if (seen.has(message) || isInlined(message)) return;
-    seen.add(message);
-    message.fields.forEach((f) => f.message && visit(f.message));
+const jsonRpcMessage: Json = {
+  type: "object",
+  description: "One JSON-RPC 2.0 message of the Model Context Protocol (a request, a notification or a response).",
+  required: ["jsonrpc"],
+  properties: {
+    jsonrpc: { const: "2.0" },
+    id: { type: ["string", "integer"] },
+    method: { type: "string" },
+    params: { type: "object" },
+    result: { type: "object" },
+    error: { type: "object" },
+  },
+};
+
+/**
+ * The MCP endpoint as what it is over HTTP: one POST operation taking a JSON-RPC message. Its tools
+ * are not REST operations, so they are not listed as paths; x-mcp-tools names each tool and the
+ * REST operation whose RPC it calls.
+ */
+function mcpOperation(tools: McpToolDefinition[], services: DescService[]): Operation {
+  const operationIds = new Map(services.flatMap((s) => s.methods).map((m) => [rpcName(m), `${m.parent.name}_${m.name}`]));
+  return {
+    path: "/mcp",
+    method: "post",
+    operation: {
+      operationId: "mcp",
+      tags: ["MCP"],
+      summary: "Model Context Protocol server (Streamable HTTP transport, stateless).",
+      description:
+        "Send each JSON-RPC message of an MCP session as its own POST, with `Accept: application/json, " +
+        "text/event-stream` and the same Bearer key as the REST API; answers are JSON (never an event " +
+        "stream), and GET and DELETE answer 405 (no server-initiated messages, no sessions). A wrong key " +
+        "is refused with 401 before any MCP message is read, and every POST counts as one request against " +
+        "the key's rate limits. Tools run the RPCs of the REST operations named in x-mcp-tools, with the " +
+        "request message as arguments and the response message as structured result; their errors are tool " +
+        "results with isError and the REST error body as text. The caller's skills are resources " +
+        "(skill://{slug}, the SKILL.md text) and prompts. JSON-RPC batches are refused (400).",
+      externalDocs: { url: "https://modelcontextprotocol.io/specification/2025-06-18/basic/transports#streamable-http" },
+      requestBody: { required: true, content: { "application/json": { schema: jsonRpcMessage } } },
+      responses: {
+        "200": okResponse(jsonRpcMessage),
+        "202": { description: "Accepted: the message was a notification or a response.", headers: headerRefs(Object.keys(rateLimitHeaders)) },
+        ...errorResponses([400, 401, 403, 429, 500]),
+      },
+      "x-mcp-tools": tools.map((tool) => ({ name: tool.name, operationId: operationIds.get(tool.rpc) })),
+    },
+    messages: [],
   };
-  roots.forEach(visit);
-  return seen;
 }
 
-function openApiDocument(services: DescService[], allMessages: DescMessage[]): Json {
+function openApiDocument(services: DescService[], allMessages: DescMessage[], tools: McpToolDefinition[]): Json {
   const operations = services.flatMap((service) =>
     service.methods.flatMap((m) => restRouteOf(m) ?? []).map(restOperation),
   );
   const paths: Record<string, Json> = {};
-  for (const op of [...operations, ...extraOperations]) (paths[op.path] ??= {})[op.method] = op.operation;
+  for (const op of [...operations, ...extraOperations, mcpOperation(tools, services)]) (paths[op.path] ??= {})[op.method] = op.operation;
 
   const errorResponse = allMessages.find((m) => m.typeName === errorResponseType);
   if (!errorResponse) throw new Error(`${errorResponseType} not found`);
   // ErrorResponse is a schema although no RPC returns it: the REST transport sends it on errors.
   const used = reachableMessages([...operations.flatMap((op) => op.messages), errorResponse]);
-  const schemas: Record<string, Json> = {};
-  for (const message of allMessages.filter((m) => used.has(m))) {
-    if (message.name in schemas) throw new Error(`two schemas named ${message.name}`);
-    schemas[message.name] = objectSchema(message);
-  }
+  const components = namedSchemas(schemas, allMessages.filter((m) => used.has(m)));
 
   return {
     openapi: "3.1.0",
@@ -260,10 +215,13 @@ function openApiDocument(services: DescService[], allMessages: DescMessage[]): J
     },
     servers: [{ url: "/" }],
     security: [{ bearerAuth: [] }],
-    tags: services.map((service) => withDescription({ name: service.name }, service)),
+    tags: [
+      ...services.map((service) => withDescription({ name: service.name }, service)),
+      { name: "MCP", description: "The Model Context Protocol server: the agent RPCs as tools, skills as resources and prompts." },
+    ],
     paths,
     components: {
-      schemas,
+      schemas: components,
       securitySchemes: { bearerAuth: { type: "http", scheme: "bearer" } },
       headers: { ...rateLimitHeaders, "Retry-After": retryAfterHeader },
     },
@@ -280,11 +238,15 @@ const plugin: Plugin = {
       .filter((file) => request.fileToGenerate.includes(file.proto.name))
       .flatMap((file) => file.services);
     const messages = files.flatMap((file) => [...nestedTypes(file)].filter((t) => t.kind === "message"));
-    const document = openApiDocument(services, messages);
+    const tools = mcpToolDefinitions(services, comment);
+    const document = openApiDocument(services, messages, tools);
     return create(CodeGeneratorResponseSchema, {
       // Our protos use proto3 `optional`; protoc and buf reject plugins that don't declare support.
       supportedFeatures: BigInt(CodeGeneratorResponse_Feature.PROTO3_OPTIONAL),
-      file: [{ name: "openapi.json", content: JSON.stringify(document, null, 2) + "\n" }],
+      file: [
+        { name: "openapi.json", content: JSON.stringify(document, null, 2) + "\n" },
+        { name: "mcp-tools.json", content: JSON.stringify(tools, null, 2) + "\n" },
+      ],
     });
   },
 };

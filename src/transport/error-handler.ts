@@ -3,6 +3,7 @@ import { errorToJsonBytes } from "@connectrpc/connect/protocol-connect";
 import type { Duplex } from "node:stream";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { apiError, describeError, httpStatusOf, invalidRequest, type ErrorBody } from "../errors/api-error.js";
+import { isHttpApiUrl } from "./api-paths.js";
 import { bodyTooLargeError } from "./body-errors.js";
 import { admitHttpRequest, type HttpAdmissionOptions } from "./rate-limit-hook.js";
 
@@ -28,12 +29,12 @@ function sendError(reply: FastifyReply, error: ErrorBody) {
 
 /**
  * Fastify's `frameworkErrors` option: URLs its router rejects before any hook runs (a malformed
- * percent-escape, an over-long path parameter) get the error model and, under /api/, the rate-limit
+ * percent-escape, an over-long path parameter) get the error model and, under /api/ and at /mcp, the rate-limit
  * headers every API response carries.
  */
 export function frameworkErrorHandler(admission: HttpAdmissionOptions) {
   return async (err: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
-    if (req.url.startsWith("/api/")) await admitHttpRequest(admission, req, reply);
+    if (isHttpApiUrl(req.url)) await admitHttpRequest(admission, req, reply);
     return sendError(reply, describeError(fastifyError(err)));
   };
 }

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import fp from "fastify-plugin";
 import type { Authenticator } from "../accounts/authenticator.js";
 import type { Admission } from "../usage/admission.js";
+import { isHttpApiUrl } from "./api-paths.js";
 import { requestHeaders } from "./headers.js";
 
 export interface HttpAdmissionOptions {
@@ -23,15 +24,15 @@ export async function admitHttpRequest(opts: HttpAdmissionOptions, req: FastifyR
 
 /**
  * Admits every REST request under /api/ (RPC routes, openapi.json, unknown paths, bodies that fail
- * to parse) against its key's limits before anything else runs, and puts the X-RateLimit headers
- * on its response, success or error. Connect and gRPC calls are admitted in bindService instead
+ * to parse) and every MCP request (one JSON-RPC message each) against its key's limits before
+ * anything else runs, and puts the X-RateLimit headers on its response, success or error. Connect and gRPC calls are admitted in bindService instead
  * (or by the Connect routes, for calls refused before they reach it). URLs Fastify cannot route
  * are admitted by the framework error handler (error-handler.ts).
  * Health and metrics endpoints are not API endpoints and are not limited.
  */
 async function rateLimitHook(app: FastifyInstance, opts: HttpAdmissionOptions): Promise<void> {
   app.addHook("onRequest", async (req, reply) => {
-    if (!req.url.startsWith("/api/")) return;
+    if (!isHttpApiUrl(req.url)) return;
     await admitHttpRequest(opts, req, reply);
   });
 }

@@ -24,6 +24,9 @@ export interface GuardOptions {
   admission: Admission;
 }
 
+/** Transports whose HTTP requests the rate-limit hook (rate-limit-hook.ts) admits before any RPC runs. */
+const admittedPerHttpRequest = new Set(["rest", "mcp"]);
+
 /** The client's address, set by the Connect/gRPC transport: the rate-limit caller of a request without a valid key. */
 export const clientAddressKey = createContextKey<string>("unknown", { description: "client address" });
 
@@ -31,8 +34,8 @@ export const clientAddressKey = createContextKey<string>("unknown", { descriptio
  * Wraps every method once, at start-up, so Connect, gRPC and REST share one policy: the key is
  * authenticated and must have the service's role, the call is admitted against the key's rate and
  * concurrency limits (whose headers every response carries, as metadata and, on errors, trailers),
- * and unexpected failures become server_error without leaking internals. REST requests are admitted
- * earlier, by the HTTP hook (rate-limit-hook.ts), which also covers REST failures before any RPC.
+ * and unexpected failures become server_error without leaking internals. REST and MCP requests are
+ * admitted earlier, by the HTTP hook (rate-limit-hook.ts), which also covers failures before any RPC.
  */
 export function bindService<S extends DescService>(service: S, impl: ServiceImpl<S>, opts: GuardOptions): ServiceBinding {
   const guarded: Record<string, UnaryFn> = {};
@@ -43,7 +46,7 @@ export function bindService<S extends DescService>(service: S, impl: ServiceImpl
         (error: unknown) => ({ principal: undefined, error }),
       );
       let admitted: Admitted | undefined;
-      if (ctx.protocolName !== "rest") {
+      if (!admittedPerHttpRequest.has(ctx.protocolName)) {
         admitted = await opts.admission.admit(authenticated.principal, ctx.values.get(clientAddressKey));
         for (const [header, value] of admitted.headers) ctx.responseHeader.set(header, value);
       }

@@ -2,6 +2,7 @@ import type { FastifyInstance } from "fastify";
 import fp from "fastify-plugin";
 import { PassThrough } from "node:stream";
 import { invalidRequest } from "../../errors/api-error.js";
+import { isHttpApiUrl } from "../api-paths.js";
 import { bodyTimeoutError } from "../body-errors.js";
 import { closeAfterResponse } from "../close-unfinished.js";
 
@@ -19,13 +20,13 @@ export function checkRestContentEncoding(value: string | undefined): void {
 }
 
 /**
- * Under /api/: rejects compressed REST bodies, and fails a request whose body has not fully arrived
+ * Under /api/ and at /mcp: rejects compressed bodies, and fails a request whose body has not fully arrived
  * within the deadline (a slow or stalled client would otherwise hold the request and its
  * concurrency slot until Node's own 5-minute request timeout, which answers outside the error model).
  */
 async function bodyGuard(app: FastifyInstance, opts: BodyGuardOptions): Promise<void> {
   app.addHook("preParsing", async (req, reply, payload) => {
-    if (!req.url.startsWith("/api/") || req.method === "GET" || req.method === "HEAD") return payload;
+    if (!isHttpApiUrl(req.url) || req.method === "GET" || req.method === "HEAD") return payload;
     checkRestContentEncoding(req.headers["content-encoding"]);
     const guarded = new PassThrough();
     // When no parser reads the body, the deadline's error has no other listener.

@@ -1,12 +1,12 @@
-import { create, toJson, type DescField, type JsonValue } from "@bufbuild/protobuf";
+import type { DescField, JsonValue } from "@bufbuild/protobuf";
 import { createContextValues, createHandlerContext } from "@connectrpc/connect";
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from "fastify";
 import { invalidRequest } from "../../errors/api-error.js";
 import type { ServiceBinding } from "../service-binding.js";
-import { findField, fromRestJson, toRestJson } from "./rest-json.js";
+import { findField, fromRestJson } from "./rest-json.js";
 import { restRouteOf, type RestRoute } from "./rest-route.js";
 import { requestHeaders } from "../headers.js";
-import { decodeJsonValue } from "../decode-errors.js";
+import { boundHandler, callWithJson } from "./rest-call.js";
 
 function scalarFromText(field: DescField, text: string, at: string): JsonValue {
   if (field.fieldKind === "enum" || (field.fieldKind === "list" && field.listKind === "enum")) return text;
@@ -53,16 +53,17 @@ function requestJson(route: RestRoute, req: FastifyRequest): Record<string, Json
 
 /** Registers every annotated method of the bindings as a REST route (a Fastify plugin). */
 export async function restRoutes(app: FastifyInstance, opts: { bindings: ServiceBinding[] }): Promise<void> {
-  for (const { service, impl } of opts.bindings) {
+  for (const binding of opts.bindings) {
+    const { service } = binding;
     for (const method of service.methods) {
       const route = restRouteOf(method);
       if (!route) continue;
-      const call = (impl as Record<string, (req: unknown, ctx: unknown) => Promise<unknown>>)[method.localName]!;
+      const handler = boundHandler(binding, method);
       app.route({
         method: route.verb.toUpperCase() as HTTPMethods,
         url: route.url,
         handler: async (req: FastifyRequest, reply: FastifyReply) => {
-          const input = decodeJsonValue(route.method.input, requestJson(route, req));
+          const json = requestJson(route, req);
           const ctx = createHandlerContext({
             service,
             method,
@@ -72,10 +73,9 @@ export async function restRoutes(app: FastifyInstance, opts: { bindings: Service
             requestHeader: requestHeaders(req.raw.headers),
             contextValues: createContextValues(),
           });
-          const output = create(method.output, (await call(input, ctx)) as never);
+          const output = await callWithJson(handler, method, json, ctx);
           ctx.responseHeader.forEach((value, name) => void reply.header(name, value));
-          const json = toJson(method.output, output, { alwaysEmitImplicit: true });
-          return reply.type("application/json").send(JSON.stringify(toRestJson(method.output, json)));
+          return reply.type("application/json").send(JSON.stringify(output));
         },
       });
     }

@@ -1,0 +1,138 @@
+import { ScalarType, type AnyDesc, type DescEnum, type DescField, type DescFile, type DescMessage } from "@bufbuild/protobuf";
+import { isWrapperDesc } from "@bufbuild/protobuf/wkt";
+import { restEnumValues } from "../transport/rest/enum-names.js";
+
+// The one mapping from message descriptors to JSON Schema (the REST JSON of a message: JSON names,
+// REST enum names). protoc-gen-openapi uses it for the OpenAPI components, the MCP tool definitions
+// for their input and output schemas.
+
+export type Json = Record<string, unknown>;
+export type Documented = Exclude<AnyDesc, DescFile>;
+
+export interface SchemaOptions {
+  /** Where the schemas of referenced messages live, e.g. "#/components/schemas/" or "#/$defs/". */
+  refPrefix: string;
+  /** A descriptor's documentation. Proto comments exist at build time only, so run-time callers pass none. */
+  describe?: (desc: Documented) => string | undefined;
+}
+
+// Well-known types have their own proto3 JSON forms, so they are inlined rather than referenced.
+const wellKnownSchemas: Record<string, Json> = {
+  "google.protobuf.Struct": { type: "object" },
+  "google.protobuf.Value": {},
+  "google.protobuf.ListValue": { type: "array" },
+  "google.protobuf.FieldMask": { type: "string" },
+  "google.protobuf.Timestamp": { type: "string", format: "date-time" },
+  "google.protobuf.Duration": { type: "string" },
+  "google.protobuf.Empty": { type: "object", properties: {}, additionalProperties: false },
+};
+
+export function isInlined(message: DescMessage): boolean {
+  return isWrapperDesc(message) || message.typeName in wellKnownSchemas;
+}
+
+export function scalarSchema(type: ScalarType): Json {
+  switch (type) {
+    case ScalarType.STRING:
+      return { type: "string" };
+    case ScalarType.BOOL:
+      return { type: "boolean" };
+    case ScalarType.BYTES:
+      return { type: "string", contentEncoding: "base64" };
+    case ScalarType.DOUBLE:
+    case ScalarType.FLOAT:
+      return { type: "number" };
+    case ScalarType.INT32:
+    case ScalarType.UINT32:
+    case ScalarType.SINT32:
+    case ScalarType.FIXED32:
+    case ScalarType.SFIXED32:
+      return { type: "integer", format: "int32" };
+    case ScalarType.INT64:
+    case ScalarType.UINT64:
+    case ScalarType.SINT64:
+    case ScalarType.FIXED64:
+    case ScalarType.SFIXED64:
+      // proto3 JSON writes 64-bit integers as strings (JavaScript numbers lose precision).
+      return { type: "string", format: "int64" };
+  }
+}
+
+/** The messages reachable from the roots through their fields (roots included), minus inlined types. */
+export function reachableMessages(roots: DescMessage[]): Set<DescMessage> {
+  const seen = new Set<DescMessage>();
+  const visit = (message: DescMessage): void => {
+    if (seen.has(message) || isInlined(message)) return;
+    seen.add(message);
+    message.fields.forEach((f) => f.message && visit(f.message));
+  };
+  roots.forEach(visit);
+  return seen;
+}
+
+export interface MessageSchemas {
+  /** A reference to a message's schema, or its inlined schema for well-known types. */
+  messageSchema(message: DescMessage): Json;
+  fieldSchema(field: DescField): Json;
+  /** A message (or some of its fields) as an object schema that refers to other messages. */
+  objectSchema(message: DescMessage, fields?: readonly DescField[]): Json;
+}
+
+export function messageSchemas(opts: SchemaOptions): MessageSchemas {
+  const withDescription = (schema: Json, desc: Documented): Json => {
+    const description = opts.describe?.(desc);
+    return description === undefined ? schema : { ...schema, description };
+  };
+  const enumSchema = (desc: DescEnum): Json => withDescription({ type: "string", enum: restEnumValues(desc) }, desc);
+  const messageSchema = (message: DescMessage): Json => {
+    if (isWrapperDesc(message)) return scalarSchema(message.fields[0].scalar);
+    return wellKnownSchemas[message.typeName] ?? { $ref: `${opts.refPrefix}${message.name}` };
+  };
+  // The schema of one value of a field: the field itself, a list's element or a map's value.
+  const valueSchema = (field: DescField): Json => {
+    if (field.message) return messageSchema(field.message);
+    if (field.enum) return enumSchema(field.enum);
+    return scalarSchema(field.scalar);
+  };
+  const fieldSchema = (field: DescField): Json => {
+    const value = valueSchema(field);
+    if (field.fieldKind === "list") return withDescription({ type: "array", items: value }, field);
+    // Map keys are always strings in JSON, whatever their proto type.
+    if (field.fieldKind === "map") return withDescription({ type: "object", additionalProperties: value }, field);
+    return withDescription(value, field);
+  };
+  const objectSchema = (message: DescMessage, fields: readonly DescField[] = message.fields): Json =>
+    withDescription(
+      {
+        type: "object",
+        properties: Object.fromEntries(fields.map((field) => [field.jsonName, fieldSchema(field)])),
+        additionalProperties: false,
+      },
+      message,
+    );
+  return { messageSchema, fieldSchema, objectSchema };
+}
+
+/** The object schemas of the given messages by message name; two messages of one name would collide. */
+export function namedSchemas(schemas: MessageSchemas, messages: Iterable<DescMessage>): Record<string, Json> {
+  const named: Record<string, Json> = {};
+  for (const message of messages) {
+    if (message.name in named) throw new Error(`two schemas named ${message.name}`);
+    named[message.name] = schemas.objectSchema(message);
+  }
+  return named;
+}
+
+/**
+ * A self-contained JSON Schema of one message: its object schema, with the schemas of the messages
+ * it refers to under $defs (JSON Schema 2020-12), as MCP tool input and output schemas must be.
+ */
+export function standaloneSchema(message: DescMessage, describe?: SchemaOptions["describe"]): Json {
+  const schemas = messageSchemas({ refPrefix: "#/$defs/", describe });
+  const reachable = [...reachableMessages([message])];
+  // The message itself is in $defs only when a field refers back to it.
+  const recursive = reachable.some((m) => m.fields.some((f) => f.message === message));
+  const referenced = recursive ? reachable : reachable.slice(1);
+  const schema = schemas.objectSchema(message);
+  return referenced.length === 0 ? schema : { ...schema, $defs: namedSchemas(schemas, referenced) };
+}

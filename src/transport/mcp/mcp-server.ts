@@ -1,0 +1,100 @@
+import type { JsonValue } from "@bufbuild/protobuf";
+import { ConnectError } from "@connectrpc/connect";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+  ReadResourceRequestSchema,
+  type CallToolResult,
+  type Tool,
+} from "@modelcontextprotocol/sdk/types.js";
+import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation";
+import type { FastifyBaseLogger } from "fastify";
+import { describeError } from "../../errors/api-error.js";
+import type { ServiceBinding } from "../service-binding.js";
+import { bindRpc, callRpc, type BoundRpc } from "./rpc-caller.js";
+import {
+  getSkillPrompt,
+  listSkillPrompts,
+  listSkillResources,
+  readSkillResource,
+  skillResourceTemplates,
+  skillRpcs,
+  type SkillRpcs,
+} from "./skill-resources.js";
+import type { McpToolDefinition } from "./tool-definitions.js";
+import { JsonRpcError, toolError, toolResult } from "./tool-results.js";
+
+const instructions =
+  "agentmem stores memories and skills for the API key's workspace and containers. " +
+  "Call recall with a natural-language query before a task to get relevant memories; store what should " +
+  "be remembered with memory_create. Skills are listed as resources (skill://<slug>, the SKILL.md) and " +
+  "prompts; find the right one for a task with skill_search. Failed calls answer the REST API's error " +
+  "body ({\"error\": {\"code\", \"message\", \"details\"}}).";
+
+/** What every MCP request's server is built from; resolved once, at start. */
+export interface McpServerParts {
+  tools: Tool[];
+  rpcs: Map<string, BoundRpc>;
+  skills: SkillRpcs;
+  validator: jsonSchemaValidator;
+  log: FastifyBaseLogger;
+}
+
+export function mcpServerParts(
+  bindings: ServiceBinding[],
+  definitions: McpToolDefinition[],
+  validator: jsonSchemaValidator,
+  log: FastifyBaseLogger,
+): McpServerParts {
+  return {
+    tools: definitions.map(({ rpc: _rpc, ...tool }) => tool as Tool),
+    rpcs: new Map(definitions.map((d) => [d.name, bindRpc(bindings, d.rpc)])),
+    skills: skillRpcs(bindings),
+    validator,
+    log,
+  };
+}
+
+async function callTool(parts: McpServerParts, rpc: BoundRpc, args: JsonValue, headers: Headers): Promise<CallToolResult> {
+  try {
+    return toolResult(await callRpc(rpc, args, headers));
+  } catch (err) {
+    // Handlers' failures are ConnectErrors already (bindService logs the unexpected ones); log the rest.
+    if (!(err instanceof ConnectError)) parts.log.error({ err, tool: rpc.method.name }, "unexpected MCP tool failure");
+    return toolError(describeError(err));
+  }
+}
+
+/**
+ * An MCP server for one HTTP request (the stateless Streamable HTTP transport takes a server per
+ * request). Every call made through it carries the request's headers, so the bound handlers
+ * authenticate and scope it exactly as they do a REST request with the same key.
+ */
+export function mcpServer(parts: McpServerParts, headers: Headers): Server {
+  const server = new Server(
+    { name: "agentmem", version: "1.0.0" },
+    {
+      capabilities: { tools: { listChanged: false }, resources: { listChanged: false }, prompts: { listChanged: false } },
+      instructions,
+      jsonSchemaValidator: parts.validator,
+    },
+  );
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: parts.tools }));
+  server.setRequestHandler(CallToolRequestSchema, (request) => {
+    const rpc = parts.rpcs.get(request.params.name);
+    if (!rpc) throw new JsonRpcError(ErrorCode.InvalidParams, `unknown tool ${request.params.name}`, undefined);
+    return callTool(parts, rpc, (request.params.arguments ?? {}) as JsonValue, headers);
+  });
+  server.setRequestHandler(ListResourcesRequestSchema, (request) => listSkillResources(parts.skills, headers, request.params?.cursor));
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => skillResourceTemplates());
+  server.setRequestHandler(ReadResourceRequestSchema, (request) => readSkillResource(parts.skills, headers, request.params.uri));
+  server.setRequestHandler(ListPromptsRequestSchema, (request) => listSkillPrompts(parts.skills, headers, request.params?.cursor));
+  server.setRequestHandler(GetPromptRequestSchema, (request) => getSkillPrompt(parts.skills, headers, request.params.name));
+  return server;
+}
