@@ -44,8 +44,31 @@ function indexFilter(scope: Scope, f: SkillQueryFilter): SkillVectorFilter {
  * against Postgres, then ranked by skillRelevance.
  */
 export async function searchSkills(deps: SkillSearchDeps, scope: Scope, q: SkillSearchQuery): Promise<SkillSearchResult> {
+  const { hits, embedMs, searchMs } = await rankSkillCandidates(deps, { ...q, filter: indexFilter(scope, q.filter) }, (ids) =>
+    findSkills(deps.db, scope, ids, q.filter),
+  );
+  return { hits: hits.map((h) => ({ skill: h.item, score: h.score })), embedMs, searchMs };
+}
+
+/** A search of the skills collection under any index filter: a workspace's skills, or the marketplace's. */
+export interface SkillCandidateQuery {
+  query: string;
+  limit: number;
+  mode: SkillSearchMode;
+  filter: SkillVectorFilter;
+}
+
+/**
+ * The ranking behind every skill search: candidates from both sides of the index, re-checked by `load`
+ * (which drops what the caller may not see, and reads what it shows), best first.
+ */
+export async function rankSkillCandidates<T extends { id: string }>(
+  deps: Omit<SkillSearchDeps, "db">,
+  q: SkillCandidateQuery,
+  load: (ids: string[]) => Promise<T[]>,
+): Promise<{ hits: Array<{ item: T; score: number }>; embedMs: number; searchMs: number }> {
   const pool = poolSize(q.limit);
-  const filter = indexFilter(scope, q.filter);
+  const filter = q.filter;
   let embedMs = 0;
   const started = performance.now();
   const semantic = (async () => {
@@ -65,11 +88,11 @@ export async function searchSkills(deps: SkillSearchDeps, scope: Scope, q: Skill
     for (const h of await deps.index.search(vector, { ...filter, ids: keywordOnly }, keywordOnly.length)) cosines.set(h.id, h.similarity);
   }
   const ids = [...new Set([...cosines.keys(), ...bm25.keys()])];
-  const skills = await findSkills(deps.db, scope, ids, q.filter);
+  const items = await load(ids);
   const searchMs = performance.now() - started - embedMs;
-  const ranked = skills
-    .map((skill) => ({ skill, score: skillRelevance(q.mode, cosines.get(skill.id) ?? 0, bm25.get(skill.id) ?? 0) }))
-    .sort((a, b) => b.score - a.score || (a.skill.id < b.skill.id ? -1 : 1))
+  const ranked = items
+    .map((item) => ({ item, score: skillRelevance(q.mode, cosines.get(item.id) ?? 0, bm25.get(item.id) ?? 0) }))
+    .sort((a, b) => b.score - a.score || (a.item.id < b.item.id ? -1 : 1))
     .slice(0, q.limit);
   return { hits: ranked, embedMs, searchMs };
 }

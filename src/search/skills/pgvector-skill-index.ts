@@ -28,21 +28,26 @@ export async function openPgvectorSkillIndex(db: Database, dimensions: number): 
       state text not null,
       embedding vector(${dimensions}) not null
     )`);
+    // Tables made before the marketplace: no skill was public then.
+    await tx.query(`alter table ${table} add column if not exists marketplace boolean not null default false`);
     await tx.query(`create index if not exists ${table}_embedding on ${table} using hnsw (embedding vector_cosine_ops)`);
     await tx.query(`create index if not exists ${table}_workspace on ${table} (workspace_id)`);
   });
 
+  // Keyed by workspace id, or "" for the marketplace (every listed skill).
   const corpus = new Map<string, { n: number; avgdl: number; until: number }>();
-  async function corpusStats(workspaceId: string): Promise<{ n: number; avgdl: number }> {
-    const hit = corpus.get(workspaceId);
+  async function corpusStats(workspaceId: string | undefined): Promise<{ n: number; avgdl: number }> {
+    const key = workspaceId ?? "";
+    const hit = corpus.get(key);
     if (hit && hit.until > Date.now()) return hit;
     const [row] = await db.query<{ n: number; avgdl: number }>(
-      `select greatest(count(*), 1)::float8 as n, greatest(coalesce(avg(length(tsv)), 1), 1)::float8 as avgdl from skills where workspace_id = $1`,
-      [workspaceId],
+      `select greatest(count(*), 1)::float8 as n, greatest(coalesce(avg(length(s.tsv)), 1), 1)::float8 as avgdl
+       from skills s ${workspaceId === undefined ? `join ${table} v on v.id = s.id where v.marketplace` : "where s.workspace_id = $1"}`,
+      workspaceId === undefined ? [] : [workspaceId],
     );
     const fresh = { n: Number(row!.n), avgdl: Number(row!.avgdl), until: Date.now() + corpusStatsTtlMs };
     if (corpus.size > 10_000) corpus.clear();
-    corpus.set(workspaceId, fresh);
+    corpus.set(key, fresh);
     return fresh;
   }
 
@@ -59,14 +64,16 @@ export async function openPgvectorSkillIndex(db: Database, dimensions: number): 
         tags: r.tags,
         maturity: r.maturity,
         state: r.state,
+        marketplace: r.marketplace,
         embedding: toSql(Array.from(r.vector)),
       }));
       await db.query(
-        `insert into ${table} (id, workspace_id, containers, tags, maturity, state, embedding)
-         select id, workspace_id, containers, tags, maturity, state, embedding::vector
-         from jsonb_to_recordset($1::jsonb) as r(id text, workspace_id text, containers text[], tags text[], maturity text, state text, embedding text)
+        `insert into ${table} (id, workspace_id, containers, tags, maturity, state, marketplace, embedding)
+         select id, workspace_id, containers, tags, maturity, state, marketplace, embedding::vector
+         from jsonb_to_recordset($1::jsonb)
+           as r(id text, workspace_id text, containers text[], tags text[], maturity text, state text, marketplace boolean, embedding text)
          on conflict (id) do update set workspace_id = excluded.workspace_id, containers = excluded.containers, tags = excluded.tags,
-           maturity = excluded.maturity, state = excluded.state, embedding = excluded.embedding`,
+           maturity = excluded.maturity, state = excluded.state, marketplace = excluded.marketplace, embedding = excluded.embedding`,
         [JSON.stringify(rows)],
       );
     },
@@ -86,7 +93,7 @@ export async function openPgvectorSkillIndex(db: Database, dimensions: number): 
         const rows = await tx.query<{ id: string; similarity: number }>(
           `with hits as materialized (
              select id, embedding <=> $1::vector as distance from ${table}
-             where workspace_id = $2
+             where ($2::text is null or workspace_id = $2) and ($9::boolean is null or marketplace = $9)
                and ($3::text[] is null or containers && $3::text[])
                and ($4::text[] is null or tags && $4::text[])
                and ($5::text[] is null or maturity = any($5::text[]))
@@ -103,6 +110,7 @@ export async function openPgvectorSkillIndex(db: Database, dimensions: number): 
             filter.states ?? null,
             filter.ids ?? null,
             k,
+            filter.marketplace ?? null,
           ],
         );
         return rows.map((r) => ({ id: r.id, similarity: Number(r.similarity) }));
@@ -120,7 +128,7 @@ export async function openPgvectorSkillIndex(db: Database, dimensions: number): 
          hits as materialized (
            select s.id, length(s.tsv)::float8 as len, u.lexeme, coalesce(array_length(u.positions, 1), 1)::float8 as tf
            from skills s join ${table} v on v.id = s.id cross join lateral unnest(s.tsv) as u
-           where s.tsv @@ (select q from query) and v.workspace_id = $2
+           where s.tsv @@ (select q from query) and ($2::text is null or v.workspace_id = $2) and ($10::boolean is null or v.marketplace = $10)
              and ($3::text[] is null or v.containers && $3::text[])
              and ($4::text[] is null or v.tags && $4::text[])
              and ($5::text[] is null or v.maturity = any($5::text[]))
@@ -132,7 +140,18 @@ export async function openPgvectorSkillIndex(db: Database, dimensions: number): 
              / (h.tf + ${k1} * (${1 - b} + ${b} * h.len / $9::float8)))::float8 as bm25
          from hits h join df d on d.lexeme = h.lexeme
          group by h.id order by bm25 desc, h.id limit $7`,
-        [query, filter.workspaceId, filter.containers ?? null, filter.tags ?? null, filter.maturities ?? null, filter.states ?? null, k, n, avgdl],
+        [
+          query,
+          filter.workspaceId ?? null,
+          filter.containers ?? null,
+          filter.tags ?? null,
+          filter.maturities ?? null,
+          filter.states ?? null,
+          k,
+          n,
+          avgdl,
+          filter.marketplace ?? null,
+        ],
       );
       return rows.map((r) => ({ id: r.id, bm25: Number(r.bm25) }));
     },
