@@ -17,6 +17,8 @@ const idlePollMs = 30_000;
 /** One attempt's hold on an email: longer than the transport's timeouts together. */
 const attemptLeaseMs = 120_000;
 const smtpTimeoutMs = 20_000;
+/** Shutdown waits this long for an attempt under way; one cut off is retried when its lease ends. */
+const stopGraceMs = 2_000;
 
 /**
  * Delivers the outbox over SMTP in the background. `kick()` starts a pass at once (after an action);
@@ -60,7 +62,9 @@ export function createEmailSender(db: Database, opts: EmailSenderOptions, log: F
   async function pass(): Promise<void> {
     do {
       again = false;
-      while (!stopped && (await attempt()) === batchSize);
+      let claimed = batchSize;
+      // A full batch may mean more are due.
+      while (!stopped && claimed === batchSize) claimed = await attempt();
     } while (again && !stopped);
     schedule((await msUntilNextDue(db)) ?? idlePollMs);
   }
@@ -87,7 +91,9 @@ export function createEmailSender(db: Database, opts: EmailSenderOptions, log: F
     async stop(): Promise<void> {
       stopped = true;
       clearTimeout(timer);
-      await running;
+      let grace: NodeJS.Timeout | undefined;
+      await Promise.race([running, new Promise((resolve) => (grace = setTimeout(resolve, stopGraceMs)))]);
+      clearTimeout(grace);
       transport.close();
     },
   };

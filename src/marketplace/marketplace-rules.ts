@@ -28,7 +28,7 @@ export function assertMarketplaceEnabled(enabled: boolean): void {
 // Popularity: every install (by a new workspace) and every fork adds 2^(t / halfLife), t measured from a
 // fixed epoch. Ordering by the stored sum is ordering by the decayed score at any later instant (every
 // term decays by the same factor), so no row needs rewriting as time passes. At a 30-day half-life the
-// terms stay far inside float8 range for centuries after the epoch.
+// terms stay inside float8 range (below 2^1024) for 84 years after the epoch, until 2110.
 export const popularityHalfLifeDays = 30;
 const popularityEpochMs = Date.UTC(2026, 0, 1);
 const dayMs = 86_400_000;

@@ -1,5 +1,12 @@
+import { Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
+import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MarketplaceService, ReportReason } from "../../gen/agent/v1/marketplace_pb.js";
+import { ModerationService } from "../../gen/agent/v1/moderation_pb.js";
+import { ListingState, SkillService, SkillSource } from "../../gen/agent/v1/skill_pb.js";
+import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
 import { readTerms, defaultTermsPath } from "../../src/marketplace/terms.js";
+import { grpcClient } from "../support/grpc-client.js";
 import { startSmtpServer, type TestSmtpServer } from "../support/smtp.js";
 import { adminKey, backends, rest, startTestServer, type TestServer } from "../support/test-server.js";
 
@@ -302,5 +309,59 @@ describe.each(backends)("marketplace over REST (%s)", (backend) => {
     const res = await market(bob, "terms", {});
     expect(res.body).toEqual({ version: terms.version, content: terms.content });
     expect(res.body.content).toContain("Forks are copyleft");
+  });
+
+  /** The main path with generated clients over one protocol; refusals carry the spec's code in ErrorInfo. */
+  async function mainPath(transport: Transport, slug: string) {
+    const author = { authorization: `Bearer ${await server.createKey(`${slug}-author`)}` };
+    const user = { authorization: `Bearer ${await server.createKey(`${slug}-user`)}` };
+    const moderator = { authorization: `Bearer ${adminKey}` };
+    const skillsOf = createClient(SkillService, transport);
+    const marketOf = createClient(MarketplaceService, transport);
+    const moderation = createClient(ModerationService, transport);
+    const refusal = async (call: Promise<unknown>) => {
+      const err = ConnectError.from(await call.then(() => undefined, (e: unknown) => e));
+      return { code: err.code, reason: err.findDetails(ErrorInfoSchema)[0]?.reason };
+    };
+
+    const { skill } = await skillsOf.createSkill(
+      { name: slug, description: `Rotates ${slug} database credentials without downtime and checks every client reconnects.`, content: "# Rotate\n", license: "Apache-2.0" },
+      { headers: author },
+    );
+    const id = skill!.id;
+    expect((await skillsOf.publishSkill({ id }, { headers: author })).skill?.listingState).toBe(ListingState.LISTED);
+    const found = await marketOf.searchMarketplace({ query: `rotate the ${slug} database password safely` }, { headers: user });
+    expect(found.skills[0]?.id).toBe(id);
+    const installed = await marketOf.installSkill({ id }, { headers: user });
+    expect(installed.skill).toMatchObject({ source: SkillSource.INSTALLED, installedFrom: { id, version: 1 } });
+    expect(await refusal(skillsOf.updateSkill({ id: installed.skill!.id, content: "# mine\n" }, { headers: user }))).toEqual({ code: Code.PermissionDenied, reason: "forbidden" });
+    const fork = (await marketOf.forkSkill({ id, slug: `${slug}-fork` }, { headers: user })).skill!;
+    expect(fork).toMatchObject({ source: SkillSource.FORKED, forkOf: id, license: "Apache-2.0" });
+    expect(await refusal(skillsOf.unpublishSkill({ id: fork.id }, { headers: user }))).toEqual({ code: Code.FailedPrecondition, reason: "COPYLEFT_LOCKED" });
+    expect((await marketOf.reportSkill({ id, reason: ReportReason.MALWARE }, { headers: user })).created).toBe(true);
+    const takedown = await moderation.takedownSkill({ id, reason: ReportReason.MALWARE, details: "Runs curl | sh." }, { headers: moderator });
+    expect(takedown.reportsResolved).toBe(1);
+    expect((await marketOf.searchMarketplace({ query: `rotate the ${slug} database password safely` }, { headers: user })).skills.map((s) => s.id)).not.toContain(id);
+    const appeal = (await marketOf.appealTakedown({ id, message: "It only reads." }, { headers: author })).appeal!;
+    expect(await refusal(marketOf.appealTakedown({ id, message: "Again." }, { headers: author }))).toEqual({ code: Code.Aborted, reason: "APPEAL_CONFLICT" });
+    await moderation.grantAppeal({ id: appeal.id, note: "Checked." }, { headers: moderator });
+    expect((await marketOf.searchMarketplace({ query: `rotate the ${slug} database password safely` }, { headers: user })).skills[0]?.id).toBe(id);
+    expect((await marketOf.getMarketplaceSkill({ id }, { headers: user })).skill?.forks).toBe(1);
+    return { id, user: user.authorization.slice("Bearer ".length) };
+  }
+
+  it("runs the main path over Connect", async () => {
+    await mainPath(createConnectTransport({ baseUrl: server.url, httpVersion: "1.1" }), "connectdb");
+  });
+
+  it("runs the main path over gRPC, and an independent gRPC client reads the marketplace", async () => {
+    const { id, user } = await mainPath(createGrpcTransport({ baseUrl: server.url }), "grpcdb");
+    const client = grpcClient(server.url, "MarketplaceService", user);
+    try {
+      const got = (await client.call("getMarketplaceSkill", { id })) as { skill: { id: string; listingState: string; installs: number } };
+      expect(got.skill).toMatchObject({ id, listingState: "LISTING_STATE_LISTED", installs: 1 });
+    } finally {
+      client.close();
+    }
   });
 });
