@@ -1,4 +1,6 @@
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MarketplaceService } from "../../gen/agent/v1/marketplace_pb.js";
@@ -123,5 +125,13 @@ describe("author emails without SMTP_URL", () => {
       expect.objectContaining({ id: takedown.body.emailId, status: "unsent", attempts: 0, to: "no-smtp-ws@example.com", subject: expect.stringContaining("removed") }),
     ]);
     expect(server.app.emails).toBeNull();
+  });
+
+  it("sets an author profile from the CLI", async () => {
+    const env = { ...process.env, AGENTMEM_URL: server.url, AGENTMEM_ADMIN_KEY: adminKey };
+    const cli = (...args: string[]) => promisify(execFile)(process.execPath, ["src/cli/agentmem.mjs", "workspaces", "profile", ...args], { env });
+    const { stdout } = await cli("cli-ws", "--author-handle", "cli-author", "--email", "cli@example.com");
+    expect(JSON.parse(stdout)).toEqual({ workspace: "cli-ws", authorHandle: "cli-author", email: "cli@example.com" });
+    expect(JSON.parse((await cli("cli-ws", "--email", "")).stdout)).toEqual({ workspace: "cli-ws", authorHandle: "cli-author" });
   });
 });
