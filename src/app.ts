@@ -6,6 +6,8 @@ import os from "node:os";
 import { AdminService } from "../gen/agent/v1/admin_pb.js";
 import { MemoryService } from "../gen/agent/v1/memory_pb.js";
 import { RecallService } from "../gen/agent/v1/recall_pb.js";
+import { MarketplaceService } from "../gen/agent/v1/marketplace_pb.js";
+import { ModerationService } from "../gen/agent/v1/moderation_pb.js";
 import { SkillService } from "../gen/agent/v1/skill_pb.js";
 import { StatsService } from "../gen/agent/v1/stats_pb.js";
 import { adminService } from "./accounts/admin-service.js";
@@ -32,6 +34,10 @@ import { lanceLocationOf, openVectorIndex } from "./search/vector/open-vector-in
 import { openSkillIndex } from "./search/skills/open-skill-index.js";
 import { createSkillIndexer, type SkillIndexer } from "./search/skills/skill-indexer.js";
 import { skillService } from "./skills/skill-service.js";
+import { createEmailSender, type EmailSender } from "./marketplace/email-sender.js";
+import { marketplaceService } from "./marketplace/marketplace-service.js";
+import { moderationService } from "./marketplace/moderation-service.js";
+import { skillPublishing } from "./marketplace/publishing.js";
 import type { VectorIndex } from "./search/vector/vector-index.js";
 import { healthPlugin } from "./observability/health.js";
 import { metricsPlugin } from "./observability/metrics.js";
@@ -60,6 +66,8 @@ export interface App {
   /** The embedding model itself, without the caches in front of it. */
   model: Embedder;
   skillIndexer: SkillIndexer;
+  /** Delivers author emails; null without SMTP_URL (they stay unsent in the outbox). */
+  emails: EmailSender | null;
   traces: TraceStore;
   /** The address actually bound, e.g. http://127.0.0.1:8080. */
   url: string;
@@ -149,6 +157,14 @@ export async function startApp(config: Config): Promise<App> {
       findContradictions,
       tokens,
     });
+    const afterSkillWrite = config.INDEXER_ENABLED ? skillIndexer.indexNow : async () => undefined;
+    const emails = config.SMTP_URL
+      ? createEmailSender(
+          db,
+          { smtpUrl: config.SMTP_URL, from: config.EMAIL_FROM, maxAttempts: config.EMAIL_MAX_ATTEMPTS, retryBaseMs: config.EMAIL_RETRY_BASE_MS },
+          fastify.log,
+        )
+      : null;
     const bindings: ServiceBinding[] = [
       bindService(MemoryService, memories, { ...guard, role: "agent" }),
       bindService(RecallService, recall, { ...guard, role: "agent" }),
@@ -158,10 +174,27 @@ export async function startApp(config: Config): Promise<App> {
           index: skillIndex,
           embedQuery,
           usage,
-          afterWrite: config.INDEXER_ENABLED ? skillIndexer.indexNow : async () => undefined,
+          publishing: skillPublishing(db, { enabled: config.MARKETPLACE_ENABLED, termsVersion: config.marketplaceTerms.version }),
+          afterWrite: afterSkillWrite,
         }),
         { ...guard, role: "agent" },
       ),
+      bindService(
+        MarketplaceService,
+        marketplaceService(db, {
+          enabled: config.MARKETPLACE_ENABLED,
+          terms: config.marketplaceTerms,
+          index: skillIndex,
+          embedQuery,
+          usage,
+          afterWrite: afterSkillWrite,
+        }),
+        { ...guard, role: "agent" },
+      ),
+      bindService(ModerationService, moderationService(db, { afterWrite: afterSkillWrite, emailQueued: () => emails?.kick() }), {
+        ...guard,
+        role: "admin",
+      }),
       bindService(StatsService, statsService(db, config.plans), { ...guard, role: "agent" }),
       bindService(AdminService, adminService(db, auth, config.plans), { ...guard, role: "admin" }),
     ];
@@ -201,6 +234,7 @@ export async function startApp(config: Config): Promise<App> {
       // Catches up with vectors lost or never written (e.g. a new backend) without delaying start-up.
       indexer.start();
     }
+    emails?.start();
     let closing = false;
     const backfill = backfillContentTokens(db, tokens, fastify.log, () => closing).catch((err: unknown) =>
       fastify.log.error({ err }, "storing token counts of older memories failed; recall counts them as it returns them"),
@@ -218,6 +252,7 @@ export async function startApp(config: Config): Promise<App> {
       maintainer,
       model,
       skillIndexer,
+      emails,
       traces,
       url,
       async close() {
@@ -231,6 +266,7 @@ export async function startApp(config: Config): Promise<App> {
           () => backfill,
           () => indexer.stop(),
           () => skillIndexer.stop(),
+          () => emails?.stop(),
           () => maintainer?.stop(),
           () => traces.flush(),
           ...opened.map((resource) => () => resource.close()),

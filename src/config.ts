@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
+import { defaultTermsPath, readTerms, type MarketplaceTerms } from "./marketplace/terms.js";
 import { builtInPlans, planCatalog, plansSchema, type PlanCatalog } from "./usage/plans.js";
 
 const logLevels = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
@@ -78,6 +79,22 @@ const envSchema = z.object({
   DEFAULT_PLAN: z.string().min(1).default("unlimited"),
   /** Where rate-limit buckets live: memory (one node), postgres (nodes sharing DATABASE_URL), off (no rate or concurrency limits). */
   RATE_LIMIT_STORE: z.enum(["memory", "postgres", "off"]).default("memory"),
+
+  /** The public skills marketplace; off, a server shares nothing (its routes answer MARKETPLACE_DISABLED). */
+  MARKETPLACE_ENABLED: z.enum(["true", "false"]).default("false").transform((v) => v === "true"),
+  /** Markdown content terms with a `version` in YAML frontmatter; default src/marketplace/default-terms.md. */
+  MARKETPLACE_TERMS_FILE: z.string().min(1).optional(),
+  /** SMTP server for author emails, e.g. smtp://user:pass@mail.example.com:587; unset, emails stay unsent in the outbox. */
+  SMTP_URL: z
+    .string()
+    .regex(/^smtps?:\/\//, "must be an smtp:// or smtps:// URL")
+    .optional(),
+  /** Sender of author emails. */
+  EMAIL_FROM: z.string().min(3).default("agentmem <agentmem@localhost>"),
+  /** Attempts per email before it is marked failed. */
+  EMAIL_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(50).default(8),
+  /** Pause after the first failed attempt; it doubles after each further failure, up to an hour. */
+  EMAIL_RETRY_BASE_MS: z.coerce.number().int().min(1).default(30_000),
 });
 
 /** Plans from PLANS_FILE, PLANS or the built-ins, validated; issues are reported under the variable's name. */
@@ -106,7 +123,17 @@ function readPlans(env: z.output<typeof envSchema>, ctx: z.RefinementCtx): PlanC
   return planCatalog(plans.data, env.DEFAULT_PLAN);
 }
 
-const configSchema = envSchema.transform((env, ctx) => ({ ...env, plans: readPlans(env, ctx) }));
+/** The marketplace terms from MARKETPLACE_TERMS_FILE or the shipped default; a bad file is reported under the variable. */
+function readMarketplaceTerms(env: z.output<typeof envSchema>, ctx: z.RefinementCtx): MarketplaceTerms {
+  try {
+    return readTerms(env.MARKETPLACE_TERMS_FILE ?? defaultTermsPath);
+  } catch (err) {
+    ctx.addIssue({ code: "custom", path: ["MARKETPLACE_TERMS_FILE"], message: `cannot read terms: ${(err as Error).message}` });
+    return z.NEVER;
+  }
+}
+
+const configSchema = envSchema.transform((env, ctx) => ({ ...env, plans: readPlans(env, ctx), marketplaceTerms: readMarketplaceTerms(env, ctx) }));
 
 export type Config = z.infer<typeof configSchema>;
 

@@ -2,7 +2,7 @@ import { monotonicFactory } from "ulid";
 
 const nextUlid = monotonicFactory();
 
-export type IdPrefix = "mem" | "key" | "ws" | "skl" | "trc";
+export type IdPrefix = "mem" | "key" | "ws" | "skl" | "trc" | "rpt" | "apl" | "mod" | "eml";
 
 /** The one id scheme: `<prefix>_<ulid>`, lower case, sortable by creation time. */
 export function newId(prefix: IdPrefix): string {

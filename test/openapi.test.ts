@@ -3,6 +3,8 @@ import { getOption, hasOption } from "@bufbuild/protobuf";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { describe, expect, it } from "vitest";
 import { file_agent_v1_admin } from "../gen/agent/v1/admin_pb.js";
+import { file_agent_v1_marketplace } from "../gen/agent/v1/marketplace_pb.js";
+import { file_agent_v1_moderation } from "../gen/agent/v1/moderation_pb.js";
 import { file_agent_v1_memory } from "../gen/agent/v1/memory_pb.js";
 import { file_agent_v1_recall } from "../gen/agent/v1/recall_pb.js";
 import { file_agent_v1_skill } from "../gen/agent/v1/skill_pb.js";
@@ -39,7 +41,7 @@ function operation(path: string, method: string): Operation {
 }
 
 /** Every (service, method, verb, path) with a google.api.http rule, over every agent.v1 file. */
-const rules = [file_agent_v1_admin, file_agent_v1_memory, file_agent_v1_recall, file_agent_v1_skill, file_agent_v1_stats].flatMap((file) => file.services).flatMap((service) =>
+const rules = [file_agent_v1_admin, file_agent_v1_marketplace, file_agent_v1_memory, file_agent_v1_moderation, file_agent_v1_recall, file_agent_v1_skill, file_agent_v1_stats].flatMap((file) => file.services).flatMap((service) =>
   service.methods
     .filter((method) => hasOption(method, http))
     .map((method) => {
@@ -103,7 +105,7 @@ describe("gen/openapi.json", () => {
 
 describe("gen/openapi.json skills", () => {
   it("lists every skill route as a POST with a JSON body", () => {
-    for (const route of ["", "/get", "/search", "/list", "/update", "/deprecate", "/import", "/export"]) {
+    for (const route of ["", "/get", "/search", "/list", "/update", "/deprecate", "/import", "/export", "/publish-public", "/unpublish"]) {
       expect(operation(`/api/v1/agent/skills${route}`, "post").requestBody?.content["application/json"].schema).toBeDefined();
     }
   });
@@ -118,5 +120,17 @@ describe("gen/openapi.json MCP endpoint", () => {
     const tools = mcp["x-mcp-tools"] ?? [];
     expect(tools).toContainEqual({ name: "memory_create", operationId: "MemoryService_CreateMemories" });
     for (const tool of tools) expect(operationIds, tool.name).toContain(tool.operationId);
+  });
+});
+
+describe("gen/openapi.json marketplace", () => {
+  it("lists every marketplace route, the terms among them, as a POST with a JSON body, and the MARKETPLACE_DISABLED answer", () => {
+    for (const route of ["search", "get", "install", "fork", "report", "appeal"]) {
+      const op = operation(`/api/v1/agent/marketplace/${route}`, "post");
+      expect(op.requestBody?.content["application/json"].schema, route).toBeDefined();
+    }
+    expect(operation("/api/v1/agent/marketplace/terms", "post").responses["200"]).toBeDefined();
+    expect(JSON.stringify(operation("/api/v1/agent/marketplace/search", "post").responses["403"])).toContain("MARKETPLACE_DISABLED");
+    expect(operation("/api/v1/admin/marketplace/reports", "get").parameters?.map((p) => p.name)).toContain("status");
   });
 });

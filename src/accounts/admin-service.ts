@@ -8,6 +8,9 @@ import { type Plan, type PlanCatalog, rateLimitsSchema } from "../usage/plans.js
 import { planLimitsMessage, rateLimitsMessage } from "../usage/stats-service.js";
 import { containerName, isoInstant, parseOrThrow, workspaceName } from "../validation.js";
 import { z } from "zod";
+import { setProfile } from "../marketplace/author-profiles.js";
+import { authorEmail } from "../marketplace/marketplace-rules.js";
+import { slugRule } from "../skills/skill-rules.js";
 import type { Authenticator } from "./authenticator.js";
 import { displayPrefix, hashSecret, newKeySecret } from "./key-secret.js";
 import {
@@ -140,6 +143,17 @@ export function adminService(db: Database, auth: Authenticator, plans: PlanCatal
       if (!row) throw notFound("key", id);
       auth.forget(id);
       return { id, rateLimits: rateLimitsMessage(plan, row.rate_limits) };
+    },
+
+    async setAuthorProfile(req) {
+      const workspace = parseOrThrow(workspaceName, req.workspace, "workspace");
+      const handle = req.authorHandle === undefined ? undefined : parseOrThrow(slugRule, req.authorHandle, "authorHandle");
+      const email = req.email === undefined ? undefined : req.email === "" ? null : parseOrThrow(authorEmail, req.email, "email");
+      const profile = await db.transaction(async (tx) => {
+        const workspaceId = await ensureWorkspace(tx, newId("ws"), workspace);
+        return setProfile(tx, workspaceId, workspace, { handle, email });
+      });
+      return { workspace: profile.workspace, authorHandle: profile.handle, email: profile.email ?? undefined };
     },
   };
 }

@@ -10,6 +10,8 @@ const usage = `usage:
   agentmem keys list [--workspace <name>] [--include-revoked]
   agentmem keys rotate <key-id>
   agentmem keys revoke <key-id>
+  agentmem workspaces profile <workspace> [--author-handle <handle>] [--email <address>]
+                                set the marketplace author profile (an empty --email removes it)
   agentmem reindex [--force]    re-embed every memory with the configured model (stop the server first
                                 when storage is embedded; resumable)
 ${skillsUsage}
@@ -49,6 +51,20 @@ if (group === "mcp") {
 if (group === "skills") {
   const { skillsCommand } = await import("./skills.js");
   process.exit(await skillsCommand(command, rest));
+}
+if (group === "workspaces") {
+  const { values, positionals } = parseArgs({
+    args: rest,
+    allowPositionals: true,
+    options: { "author-handle": { type: "string" }, email: { type: "string" } },
+  });
+  const workspace = positionals[0];
+  if (command !== "profile" || !workspace) fail(usage);
+  await call("PUT", `/api/v1/admin/workspaces/${encodeURIComponent(workspace)}/profile`, {
+    authorHandle: values["author-handle"],
+    email: values.email,
+  });
+  process.exit(0);
 }
 if (group !== "keys") fail(usage);
 const { values, positionals } = parseArgs({

@@ -270,6 +270,123 @@ const migrations: ReadonlyArray<{ version: number; name: string; statements: str
     ],
   },
   {
+    version: 8,
+    name: "marketplace: listings, author profiles, installs, forks, reports, appeals, moderation actions",
+    statements: [
+      // Where a skill came from: a fork's parent and ancestors (immutable), an installed copy's original.
+      `alter table skills add column fork_of text`,
+      `alter table skills add column lineage jsonb not null default '[]'`,
+      `alter table skills add column installed_from text`,
+      `alter table skills add column installed_version integer`,
+      // One installed copy per workspace and original: installing again updates it.
+      `create unique index skills_installed_once on skills (workspace_id, installed_from) where installed_from is not null`,
+      `create table author_profiles (
+        workspace_id text primary key references workspaces (id) on delete cascade,
+        handle text not null unique,
+        email text,
+        updated_at timestamptz not null default now()
+      )`,
+      // A skill's marketplace listing; `version` is the published version that get, install and fork serve.
+      `create table marketplace_listings (
+        skill_id text primary key references skills (id) on delete cascade,
+        workspace_id text not null,
+        status text not null check (status in ('listed', 'unlisted', 'removed')),
+        version integer not null,
+        first_published_at timestamptz not null,
+        published_at timestamptz not null,
+        installs integer not null default 0,
+        forks integer not null default 0,
+        popularity double precision not null default 0,
+        removed_at timestamptz
+      )`,
+      `create index marketplace_listings_popular on marketplace_listings (popularity desc, skill_id desc) where status = 'listed'`,
+      `create index marketplace_listings_new on marketplace_listings (first_published_at desc, skill_id desc) where status = 'listed'`,
+      // The terms version accepted with each published version and each fork.
+      `create table marketplace_publications (
+        skill_id text not null references skills (id) on delete cascade,
+        version integer not null,
+        kind text not null check (kind in ('publish', 'fork')),
+        terms_version text not null,
+        key_id text not null,
+        published_at timestamptz not null,
+        primary key (skill_id, version)
+      )`,
+      // Distinct installing workspaces.
+      `create table marketplace_installs (
+        skill_id text not null references skills (id) on delete cascade,
+        workspace_id text not null references workspaces (id) on delete cascade,
+        installed_at timestamptz not null,
+        primary key (skill_id, workspace_id)
+      )`,
+      `create table marketplace_reports (
+        id text primary key,
+        skill_id text not null references skills (id) on delete cascade,
+        reporter_workspace_id text not null references workspaces (id) on delete cascade,
+        reporter_key_id text not null,
+        reason text not null check (reason in ('spam', 'malware', 'copyright', 'illegal', 'impersonation', 'other')),
+        message text,
+        status text not null check (status in ('open', 'actioned', 'dismissed')),
+        created_at timestamptz not null,
+        resolved_at timestamptz,
+        resolved_by text,
+        resolution_note text
+      )`,
+      `create unique index marketplace_reports_open_once on marketplace_reports (skill_id, reporter_workspace_id) where status = 'open'`,
+      `create index marketplace_reports_by_status on marketplace_reports (status, id)`,
+      `create table marketplace_appeals (
+        id text primary key,
+        skill_id text not null references skills (id) on delete cascade,
+        workspace_id text not null references workspaces (id) on delete cascade,
+        key_id text not null,
+        message text not null,
+        status text not null check (status in ('pending', 'granted', 'denied')),
+        created_at timestamptz not null,
+        decided_at timestamptz,
+        decided_by text,
+        decision_note text
+      )`,
+      // Spec section 8: one pending appeal per owner.
+      `create unique index marketplace_appeals_pending_once on marketplace_appeals (workspace_id) where status = 'pending'`,
+      `create index marketplace_appeals_by_owner on marketplace_appeals (workspace_id, created_at)`,
+      `create index marketplace_appeals_by_status on marketplace_appeals (status, id)`,
+      `create table moderation_actions (
+        id text primary key,
+        action text not null check (action in ('takedown', 'dismiss', 'grant', 'deny')),
+        skill_id text not null references skills (id) on delete cascade,
+        report_id text,
+        appeal_id text,
+        reason text,
+        note text,
+        actor text not null,
+        created_at timestamptz not null
+      )`,
+      `create index moderation_actions_by_skill on moderation_actions (skill_id, id)`,
+    ],
+  },
+  {
+    version: 9,
+    name: "email outbox",
+    statements: [
+      // Author notices, written in the transaction of the action they report and sent in the background.
+      `create table email_outbox (
+        id text primary key,
+        to_address text not null,
+        subject text not null,
+        body text not null,
+        kind text not null,
+        skill_id text not null,
+        status text not null check (status in ('unsent', 'sent', 'failed')),
+        attempts integer not null default 0,
+        next_attempt_at timestamptz not null,
+        last_error text,
+        created_at timestamptz not null,
+        sent_at timestamptz
+      )`,
+      `create index email_outbox_due on email_outbox (next_attempt_at) where status = 'unsent'`,
+      `create index email_outbox_by_status on email_outbox (status, id)`,
+    ],
+  },
+  {
     version: 12,
     name: "skills are found by their body too",
     statements: [

@@ -1,7 +1,16 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { SkillSchema, SkillState } from "../../gen/agent/v1/skill_pb.js";
+import { ListingState, SkillSchema, SkillState } from "../../gen/agent/v1/skill_pb.js";
 import { fileMessages, maturities, sources, visibilities } from "./skill-rules.js";
 import type { SkillRecord } from "./skill-store.js";
+
+const listingStates = new Map([
+  ["listed", ListingState.LISTED],
+  ["unlisted", ListingState.UNLISTED],
+  ["removed", ListingState.REMOVED],
+]);
+
+/** A listing status as the API's ListingState; undefined for a skill never published. */
+export const listingStateOf = (status: string | null): ListingState | undefined => (status === null ? undefined : listingStates.get(status));
 
 /** The API's Skill; search and list leave the files out. */
 export function skillMessage(s: SkillRecord, extra: { similarity?: number } = {}): MessageInitShape<typeof SkillSchema> {
@@ -30,5 +39,9 @@ export function skillMessage(s: SkillRecord, extra: { similarity?: number } = {}
     source: sources.byName.get(s.source) ?? 0,
     extraFrontmatter: s.extraFrontmatter,
     similarity: extra.similarity,
+    forkOf: s.forkOf ?? undefined,
+    lineage: s.lineage,
+    installedFrom: s.installedFrom ?? undefined,
+    listingState: listingStateOf(s.listingStatus),
   };
 }

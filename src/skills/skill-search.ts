@@ -40,14 +40,37 @@ function indexFilter(scope: Scope, f: SkillQueryFilter): SkillVectorFilter {
 }
 
 /**
- * Hybrid skill search: nearest skills by the embedding of name and description, and BM25 over the same
- * text (started while the query embeds), both in the skills collection. Candidates are ranked on what the
+ * Hybrid skill search: nearest skills by the embedding of their embeddedText, and BM25 over their
+ * keywordText (started while the query embeds), both in the skills collection. Candidates are ranked on what the
  * index returned; only the best are read from Postgres, which re-checks that each still exists and passes
  * the filter (the index follows Postgres through an outbox, so it may lag a write).
  */
 export async function searchSkills(deps: SkillSearchDeps, scope: Scope, q: SkillSearchQuery): Promise<SkillSearchResult> {
+  const { hits, embedMs, searchMs } = await rankSkillCandidates(deps, { ...q, filter: indexFilter(scope, q.filter) }, (ids) =>
+    findSkills(deps.db, scope, ids, q.filter),
+  );
+  return { hits: hits.map((h) => ({ skill: h.item, score: h.score })), embedMs, searchMs };
+}
+
+/** A search of the skills collection under any index filter: a workspace's skills, or the marketplace's. */
+export interface SkillCandidateQuery {
+  query: string;
+  limit: number;
+  mode: SkillSearchMode;
+  filter: SkillVectorFilter;
+}
+
+/**
+ * The ranking behind every skill search: candidates from both sides of the index, re-checked by `load`
+ * (which drops what the caller may not see, and reads what it shows), best first.
+ */
+export async function rankSkillCandidates<T extends { id: string }>(
+  deps: Omit<SkillSearchDeps, "db">,
+  q: SkillCandidateQuery,
+  load: (ids: string[]) => Promise<T[]>,
+): Promise<{ hits: Array<{ item: T; score: number }>; embedMs: number; searchMs: number }> {
   const pool = poolSize(q.limit);
-  const filter = indexFilter(scope, q.filter);
+  const filter = q.filter;
   let embedMs = 0;
   const started = performance.now();
   const semantic = (async () => {
@@ -71,15 +94,15 @@ export async function searchSkills(deps: SkillSearchDeps, scope: Scope, q: Skill
   const ranked = [...new Set([...cosines.keys(), ...bm25.keys()])]
     .map((id) => ({ id, score: skillRelevance(q.mode, cosines.get(id) ?? 0, bm25.get(id) ?? 0, bestBm25) }))
     .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1));
-  const out: SkillSearchResult["hits"] = [];
+  const out: Array<{ item: T; score: number }> = [];
   // Usually one read of `limit` rows; more only where the index holds skills Postgres no longer admits.
   for (let from = 0; from < ranked.length && out.length < q.limit; ) {
     const batch = ranked.slice(from, from + q.limit - out.length);
     from += batch.length;
-    const found = new Map((await findSkills(deps.db, scope, batch.map((c) => c.id), q.filter)).map((s) => [s.id, s]));
+    const found = new Map((await load(batch.map((c) => c.id))).map((item) => [item.id, item]));
     for (const c of batch) {
-      const skill = found.get(c.id);
-      if (skill) out.push({ skill, score: c.score });
+      const item = found.get(c.id);
+      if (item) out.push({ item, score: c.score });
     }
   }
   return { hits: out, embedMs, searchMs: performance.now() - started - embedMs };

@@ -4,9 +4,8 @@ import { SearchMode } from "../../gen/agent/v1/recall_pb.js";
 import type { SkillService, UpdateSkillRequest } from "../../gen/agent/v1/skill_pb.js";
 import { scopeOf } from "../accounts/container-scope.js";
 import { agentPrincipal, type AgentPrincipal } from "../accounts/principal.js";
-import type { Database } from "../db/database.js";
+import type { Database, Sql } from "../db/database.js";
 import { apiError, invalidRequest, notFound } from "../errors/api-error.js";
-import { newId } from "../ids.js";
 import type { SkillVectorIndex } from "../search/skills/skill-vector-index.js";
 import type { UsageMeter } from "../usage/usage-meter.js";
 import { containerName, parseOrThrow } from "../validation.js";
@@ -40,24 +39,35 @@ import {
   type SkillRef,
 } from "./skill-store.js";
 import { embeddedText } from "./skill-text.js";
+import { newSkillRecord } from "./new-skill.js";
+import { assertForkKeepsLicense, assertNotFork, assertNotInstalledCopy } from "./skill-origin-rules.js";
+
+/** What the skills need from the marketplace (src/marketplace/publishing.ts). */
+export interface SkillPublishing {
+  publish(p: AgentPrincipal, ref: SkillRef): Promise<{ skill: SkillRecord; termsVersion: string }>;
+  unpublish(p: AgentPrincipal, ref: SkillRef): Promise<SkillRecord>;
+  /** In the transaction of a new version: a listed skill publishes it. */
+  publishNewVersion(tx: Sql, p: AgentPrincipal, next: SkillRecord): Promise<void>;
+}
 
 export interface SkillServiceOptions {
   index: SkillVectorIndex;
   embedQuery(text: string): Promise<Float32Array>;
   usage: UsageMeter;
+  publishing: SkillPublishing;
   /** Runs after every committed write and resolves once the skill is searchable (or queued for retry). */
   afterWrite: () => Promise<void>;
 }
 
 /** A skill named by id or slug: exactly one of them. */
-function refOf(req: { id?: string; slug?: string }): SkillRef {
+export function refOf(req: { id?: string; slug?: string }): SkillRef {
   if (req.id !== undefined && req.slug !== undefined) throw invalidRequest("slug", "one_of", "give id or slug, not both");
   if (req.id !== undefined && req.id !== "") return { id: req.id };
   if (req.slug !== undefined && req.slug !== "") return { slug: req.slug };
   throw invalidRequest("id", "required", "id or slug is required");
 }
 
-const refText = (ref: SkillRef) => ("id" in ref ? ref.id : ref.slug);
+export const refText = (ref: SkillRef) => ("id" in ref ? ref.id : ref.slug);
 
 function versionOf(version: number | undefined): number | undefined {
   if (version !== undefined && version < 1) throw invalidRequest("version", "min", "must be at least 1");
@@ -128,26 +138,6 @@ const pageToken = {
 };
 
 export function skillService(db: Database, opts: SkillServiceOptions): ServiceImpl<typeof SkillService> {
-  const newRecord = (p: AgentPrincipal, draft: ReturnType<typeof draftOf>, source: string): SkillRecord => {
-    const now = new Date();
-    return {
-      ...draft,
-      containers: skillContainers(p, draft.containers),
-      id: newId("skl"),
-      workspaceId: p.workspaceId,
-      visibility: "private",
-      source,
-      state: "active",
-      deprecatedAt: null,
-      deprecationMessage: null,
-      replacedBy: null,
-      version: 1,
-      keyId: p.keyId,
-      createdAt: now,
-      updatedAt: now,
-    };
-  };
-
   const create = async (p: AgentPrincipal, record: SkillRecord) => {
     await db.transaction(async (tx) => {
       await opts.usage.reserveSkill(tx, p, embeddedText(record));
@@ -155,9 +145,11 @@ export function skillService(db: Database, opts: SkillServiceOptions): ServiceIm
     });
   };
 
-  const saveVersion = async (tx: Parameters<Parameters<Database["transaction"]>[0]>[0], p: AgentPrincipal, current: SkillRecord, next: SkillRecord) => {
+  const saveVersion = async (tx: Sql, p: AgentPrincipal, current: SkillRecord, next: SkillRecord) => {
+    assertForkKeepsLicense(current, next.license);
     await opts.usage.chargeReembedding(tx, p, embeddedText(current), embeddedText(next));
     await saveSkillVersion(tx, next);
+    await opts.publishing.publishNewVersion(tx, p, next);
   };
 
   return {
@@ -165,7 +157,7 @@ export function skillService(db: Database, opts: SkillServiceOptions): ServiceIm
       const principal = agentPrincipal(ctx);
       const fields = parseOrThrow(skillFieldRules, { ...req, slug: req.slug === "" ? undefined : req.slug });
       if (fields.content.trim() === "") throw invalidRequest("content", "required", "is required: the SKILL.md body");
-      const record = newRecord(principal, draftOf(fields, {}), "authored");
+      const record = newSkillRecord(principal, draftOf(fields, {}), "authored");
       await create(principal, record);
       await opts.afterWrite();
       return { skill: skillMessage(record) };
@@ -237,6 +229,7 @@ export function skillService(db: Database, opts: SkillServiceOptions): ServiceIm
         const current = await findSkill(tx, scopeOf(principal), ref, { forUpdate: true });
         if (!current) throw notFound("skill", refText(ref));
         assertMayWriteSkill(principal, current.containers);
+        assertNotInstalledCopy(current);
         if (req.expectedVersion !== undefined && req.expectedVersion !== current.version) {
           throw apiError("version_conflict", `skill ${current.id} is at version ${current.version}, not ${req.expectedVersion}`, {
             field: "expectedVersion",
@@ -272,7 +265,8 @@ export function skillService(db: Database, opts: SkillServiceOptions): ServiceIm
         const current = await findSkill(tx, scope, ref, { forUpdate: true });
         if (!current) throw notFound("skill", refText(ref));
         assertMayWriteSkill(principal, current.containers);
-        if (current.source === "forked") throw apiError("COPYLEFT_LOCKED", "a fork cannot be deprecated", { id: current.id });
+        assertNotInstalledCopy(current);
+        assertNotFork(current, "deprecated");
         let replacedBy: string | null = null;
         if (req.replacedBy !== undefined && req.replacedBy !== "") {
           const target = req.replacedBy.startsWith("skl_") ? { id: req.replacedBy } : { slug: req.replacedBy };
@@ -297,12 +291,13 @@ export function skillService(db: Database, opts: SkillServiceOptions): ServiceIm
       const result = await db.transaction(async (tx) => {
         const existing = await findSkill(tx, scope, { slug: draft.slug }, { forUpdate: true });
         if (!existing) {
-          const record = newRecord(principal, draft, "imported");
+          const record = newSkillRecord(principal, draft, "imported");
           await opts.usage.reserveSkill(tx, principal, embeddedText(record));
           await insertSkill(tx, record);
           return { skill: record, created: true };
         }
         assertMayWriteSkill(principal, existing.containers);
+        assertNotInstalledCopy(existing);
         // What SKILL.md does not carry stays as it was: name, maturity and tags unless carried, files unless given.
         const next: SkillRecord = {
           ...existing,
@@ -321,6 +316,18 @@ export function skillService(db: Database, opts: SkillServiceOptions): ServiceIm
       });
       await opts.afterWrite();
       return { skill: skillMessage(result.skill), created: result.created, warnings: imported.warnings };
+    },
+
+    async publishSkill(req, ctx) {
+      const { skill, termsVersion } = await opts.publishing.publish(agentPrincipal(ctx), refOf(req));
+      await opts.afterWrite();
+      return { skill: skillMessage(skill), termsVersion };
+    },
+
+    async unpublishSkill(req, ctx) {
+      const skill = await opts.publishing.unpublish(agentPrincipal(ctx), refOf(req));
+      await opts.afterWrite();
+      return { skill: skillMessage(skill) };
     },
 
     async exportSkill(req, ctx) {

@@ -4,8 +4,28 @@ import type { Sql } from "../db/database.js";
 import { apiError } from "../errors/api-error.js";
 import type { SkillDraft, StoredFile } from "./skill-rules.js";
 
+/** One ancestor of a fork, as it was when the fork was made. */
+export interface LineageEntry {
+  id: string;
+  slug: string;
+  authorHandle: string;
+  version: number;
+}
+
+/** Where a skill came from and where it stands in the marketplace (see src/marketplace). */
+export interface SkillOrigin {
+  /** A fork's parent; never changes. */
+  forkOf: string | null;
+  /** A fork's ancestors, parent first; never changes. */
+  lineage: LineageEntry[];
+  /** An installed copy's original and the published version it holds. */
+  installedFrom: { id: string; version: number } | null;
+  /** listed | unlisted | removed; null when the skill was never published. */
+  listingStatus: string | null;
+}
+
 /** One version of a skill as stored: its validated fields plus identity, state and history. */
-export interface SkillRecord extends SkillDraft {
+export interface SkillRecord extends SkillDraft, SkillOrigin {
   id: string;
   workspaceId: string;
   visibility: string;
@@ -47,6 +67,11 @@ interface SkillRow {
   key_id: string;
   created_at: Date;
   updated_at: Date;
+  fork_of: string | null;
+  lineage: LineageEntry[];
+  installed_from: string | null;
+  installed_version: number | null;
+  listing_status: string | null;
 }
 
 const recordOf = (r: SkillRow): SkillRecord => ({
@@ -75,6 +100,10 @@ const recordOf = (r: SkillRow): SkillRecord => ({
   keyId: r.key_id,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
+  forkOf: r.fork_of,
+  lineage: r.lineage,
+  installedFrom: r.installed_from === null ? null : { id: r.installed_from, version: r.installed_version! },
+  listingStatus: r.listing_status,
 });
 
 /**
@@ -88,6 +117,10 @@ const versionFields =
   "slug, name, description, content, tags, containers, maturity, license, compatibility, allowed_tools, metadata, extra_frontmatter, key_id";
 const currentOnly = "visibility, source, state, deprecated_at, deprecation_message, replaced_by, version, created_at, updated_at";
 
+/** Origin columns of the skill (alias s) and its listing status. */
+const originColumns = `s.fork_of, s.lineage, s.installed_from, s.installed_version,
+  (select l.status from marketplace_listings l where l.skill_id = s.id) as listing_status`;
+
 const columns = (alias: string, files: string) =>
   `${alias}.id, ${alias}.workspace_id, ${versionFields
     .split(", ")
@@ -95,7 +128,7 @@ const columns = (alias: string, files: string) =>
     .join(", ")}, ${currentOnly
     .split(", ")
     .map((c) => `${alias}.${c}`)
-    .join(", ")}, ${files} as files`;
+    .join(", ")}, ${files} as files, ${originColumns}`;
 
 /** Current rows with their current version's files. */
 const currentSelect = (files: boolean) =>
@@ -194,18 +227,28 @@ export async function findSkill(sql: Sql, scope: Scope, ref: SkillRef, opts: { f
   return row && recordOf(row);
 }
 
+/** A version's row with the skill's current state and origin. */
+const versionSelect = `select s.id, s.workspace_id, ${versionFields
+  .split(", ")
+  .map((c) => `v.${c}`)
+  .join(", ")}, s.visibility, s.source, s.state, s.deprecated_at, s.deprecation_message, s.replaced_by,
+   v.version, s.created_at, v.created_at as updated_at, v.files, ${originColumns}
+ from skills s join skill_versions v on v.skill_id = s.id`;
+
 /** An earlier (or the current) version; state and deprecation are the skill's current ones. */
 export async function findSkillVersion(sql: Sql, scope: Scope, ref: SkillRef, version: number): Promise<SkillRecord | undefined> {
-  const [row] = await sql.query<SkillRow>(
-    `select s.id, s.workspace_id, ${versionFields
-      .split(", ")
-      .map((c) => `v.${c}`)
-      .join(", ")}, s.visibility, s.source, s.state, s.deprecated_at, s.deprecation_message, s.replaced_by,
-       v.version, s.created_at, v.created_at as updated_at, v.files
-     from skills s join skill_versions v on v.skill_id = s.id
-     where ${refCondition(ref)} and ${visibleSkill("s")} and v.version = $4`,
-    [refValue(ref), scope.workspaceId, scope.container, version],
-  );
+  const [row] = await sql.query<SkillRow>(`${versionSelect} where ${refCondition(ref)} and ${visibleSkill("s")} and v.version = $4`, [
+    refValue(ref),
+    scope.workspaceId,
+    scope.container,
+    version,
+  ]);
+  return row && recordOf(row);
+}
+
+/** One version of a skill, whoever owns it: for the marketplace, which serves the published version. */
+export async function loadSkillVersion(sql: Sql, id: string, version: number): Promise<SkillRecord | undefined> {
+  const [row] = await sql.query<SkillRow>(`${versionSelect} where s.id = $1 and v.version = $2`, [id, version]);
   return row && recordOf(row);
 }
 

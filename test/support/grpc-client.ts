@@ -4,7 +4,7 @@ import * as protoLoader from "@grpc/proto-loader";
 // An independent gRPC client (grpc-js + proto-loader) built from our .proto files, as a polyglot
 // client generated from the protos would be: it shares no code with the server.
 
-const definition = protoLoader.loadSync(["agent/v1/memory.proto", "agent/v1/recall.proto", "agent/v1/admin.proto", "agent/v1/stats.proto", "agent/v1/skill.proto"], {
+const definition = protoLoader.loadSync(["agent/v1/memory.proto", "agent/v1/recall.proto", "agent/v1/admin.proto", "agent/v1/stats.proto", "agent/v1/skill.proto", "agent/v1/marketplace.proto", "agent/v1/moderation.proto"], {
   includeDirs: ["proto"],
   keepCase: false,
   longs: String,
@@ -33,7 +33,7 @@ export interface GrpcClient {
 }
 
 /** A gRPC client for one service, authenticating every call with `key`. */
-export function grpcClient(baseUrl: string, service: "MemoryService" | "RecallService" | "AdminService" | "StatsService" | "SkillService", key: string): GrpcClient {
+export function grpcClient(baseUrl: string, service: "MemoryService" | "RecallService" | "AdminService" | "StatsService" | "SkillService" | "MarketplaceService" | "ModerationService", key: string): GrpcClient {
   const client = new agentV1[service](new URL(baseUrl).host, grpc.credentials.createInsecure());
   return {
     call: (method, request, extra = {}) =>

@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file agent/v1/admin.proto.
  */
 export const file_agent_v1_admin: GenFile = /*@__PURE__*/
-  fileDesc("ChRhZ2VudC92MS9hZG1pbi5wcm90bxIIYWdlbnQudjEiogIKBkFwaUtleRIKCgJpZBgBIAEoCRIWCgl3b3Jrc3BhY2UYAiABKAlIAIgBARIWCgljb250YWluZXIYAyABKAlIAYgBARIMCgRyb2xlGAQgASgJEgwKBG5hbWUYBSABKAkSEgoKY3JlYXRlZF9hdBgGIAEoCRIXCgpleHBpcmVzX2F0GAcgASgJSAKIAQESFwoKcmV2b2tlZF9hdBgIIAEoCUgDiAEBEhwKD2xhc3Rfcm90YXRlZF9hdBgJIAEoCUgEiAEBEg4KBnByZWZpeBgKIAEoCUIMCgpfd29ya3NwYWNlQgwKCl9jb250YWluZXJCDQoLX2V4cGlyZXNfYXRCDQoLX3Jldm9rZWRfYXRCEgoQX2xhc3Rfcm90YXRlZF9hdCKQAQoQQ3JlYXRlS2V5UmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSFgoJY29udGFpbmVyGAIgASgJSACIAQESDQoFYWRtaW4YAyABKAgSDAoEbmFtZRgEIAEoCRIXCgpleHBpcmVzX2F0GAUgASgJSAGIAQFCDAoKX2NvbnRhaW5lckINCgtfZXhwaXJlc19hdCLCAQoRQ3JlYXRlS2V5UmVzcG9uc2USCwoDa2V5GAEgASgJEgoKAmlkGAIgASgJEhYKCXdvcmtzcGFjZRgDIAEoCUgAiAEBEhYKCWNvbnRhaW5lchgEIAEoCUgBiAEBEgwKBHJvbGUYBSABKAkSEgoKY3JlYXRlZF9hdBgGIAEoCRIXCgpleHBpcmVzX2F0GAcgASgJSAKIAQFCDAoKX3dvcmtzcGFjZUIMCgpfY29udGFpbmVyQg0KC19leHBpcmVzX2F0Ij0KD0xpc3RLZXlzUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSFwoPaW5jbHVkZV9yZXZva2VkGAIgASgIIjIKEExpc3RLZXlzUmVzcG9uc2USHgoEa2V5cxgBIAMoCzIQLmFnZW50LnYxLkFwaUtleSIeChBSb3RhdGVLZXlSZXF1ZXN0EgoKAmlkGAEgASgJIkMKEVJvdGF0ZUtleVJlc3BvbnNlEgsKA2tleRgBIAEoCRIhCgdhcGlfa2V5GAIgASgLMhAuYWdlbnQudjEuQXBpS2V5Ih4KEFJldm9rZUtleVJlcXVlc3QSCgoCaWQYASABKAkiOgoXU2V0V29ya3NwYWNlUGxhblJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEgwKBHBsYW4YAiABKAkigQEKDVdvcmtzcGFjZVBsYW4SEQoJd29ya3NwYWNlGAEgASgJEgwKBHBsYW4YAiABKAkSJAoGbGltaXRzGAMgASgLMhQuYWdlbnQudjEuUGxhbkxpbWl0cxIpCgtyYXRlX2xpbWl0cxgEIAEoCzIULmFnZW50LnYxLlJhdGVMaW1pdHMi7QEKF1NldEtleVJhdGVMaW1pdHNSZXF1ZXN0EgoKAmlkGAEgASgJEiEKFHN1c3RhaW5lZF9wZXJfc2Vjb25kGAIgASgBSACIAQESHQoQYnVyc3RfcGVyX3NlY29uZBgDIAEoAUgBiAEBEhoKDWJ1cnN0X3NlY29uZHMYBCABKAFIAogBARIYCgtjb25jdXJyZW5jeRgFIAEoBUgDiAEBQhcKFV9zdXN0YWluZWRfcGVyX3NlY29uZEITChFfYnVyc3RfcGVyX3NlY29uZEIQCg5fYnVyc3Rfc2Vjb25kc0IOCgxfY29uY3VycmVuY3kiRgoNS2V5UmF0ZUxpbWl0cxIKCgJpZBgBIAEoCRIpCgtyYXRlX2xpbWl0cxgCIAEoCzIULmFnZW50LnYxLlJhdGVMaW1pdHMypgUKDEFkbWluU2VydmljZRJjCglDcmVhdGVLZXkSGi5hZ2VudC52MS5DcmVhdGVLZXlSZXF1ZXN0GhsuYWdlbnQudjEuQ3JlYXRlS2V5UmVzcG9uc2UiHYLT5JMCFzoBKiISL2FwaS92MS9hZG1pbi9rZXlzEl0KCExpc3RLZXlzEhkuYWdlbnQudjEuTGlzdEtleXNSZXF1ZXN0GhouYWdlbnQudjEuTGlzdEtleXNSZXNwb25zZSIagtPkkwIUEhIvYXBpL3YxL2FkbWluL2tleXMSbwoJUm90YXRlS2V5EhouYWdlbnQudjEuUm90YXRlS2V5UmVxdWVzdBobLmFnZW50LnYxLlJvdGF0ZUtleVJlc3BvbnNlIimC0+STAiM6ASoiHi9hcGkvdjEvYWRtaW4va2V5cy97aWR9L3JvdGF0ZRJaCglSZXZva2VLZXkSGi5hZ2VudC52MS5SZXZva2VLZXlSZXF1ZXN0GhAuYWdlbnQudjEuQXBpS2V5Ih+C0+STAhkqFy9hcGkvdjEvYWRtaW4va2V5cy97aWR9EoQBChBTZXRXb3Jrc3BhY2VQbGFuEiEuYWdlbnQudjEuU2V0V29ya3NwYWNlUGxhblJlcXVlc3QaFy5hZ2VudC52MS5Xb3Jrc3BhY2VQbGFuIjSC0+STAi46ASoaKS9hcGkvdjEvYWRtaW4vd29ya3NwYWNlcy97d29ya3NwYWNlfS9wbGFuEn4KEFNldEtleVJhdGVMaW1pdHMSIS5hZ2VudC52MS5TZXRLZXlSYXRlTGltaXRzUmVxdWVzdBoXLmFnZW50LnYxLktleVJhdGVMaW1pdHMiLoLT5JMCKDoBKhojL2FwaS92MS9hZG1pbi9rZXlzL3tpZH0vcmF0ZS1saW1pdHNiBnByb3RvMw", [file_google_api_annotations, file_agent_v1_stats]);
+  fileDesc("ChRhZ2VudC92MS9hZG1pbi5wcm90bxIIYWdlbnQudjEiogIKBkFwaUtleRIKCgJpZBgBIAEoCRIWCgl3b3Jrc3BhY2UYAiABKAlIAIgBARIWCgljb250YWluZXIYAyABKAlIAYgBARIMCgRyb2xlGAQgASgJEgwKBG5hbWUYBSABKAkSEgoKY3JlYXRlZF9hdBgGIAEoCRIXCgpleHBpcmVzX2F0GAcgASgJSAKIAQESFwoKcmV2b2tlZF9hdBgIIAEoCUgDiAEBEhwKD2xhc3Rfcm90YXRlZF9hdBgJIAEoCUgEiAEBEg4KBnByZWZpeBgKIAEoCUIMCgpfd29ya3NwYWNlQgwKCl9jb250YWluZXJCDQoLX2V4cGlyZXNfYXRCDQoLX3Jldm9rZWRfYXRCEgoQX2xhc3Rfcm90YXRlZF9hdCKQAQoQQ3JlYXRlS2V5UmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSFgoJY29udGFpbmVyGAIgASgJSACIAQESDQoFYWRtaW4YAyABKAgSDAoEbmFtZRgEIAEoCRIXCgpleHBpcmVzX2F0GAUgASgJSAGIAQFCDAoKX2NvbnRhaW5lckINCgtfZXhwaXJlc19hdCLCAQoRQ3JlYXRlS2V5UmVzcG9uc2USCwoDa2V5GAEgASgJEgoKAmlkGAIgASgJEhYKCXdvcmtzcGFjZRgDIAEoCUgAiAEBEhYKCWNvbnRhaW5lchgEIAEoCUgBiAEBEgwKBHJvbGUYBSABKAkSEgoKY3JlYXRlZF9hdBgGIAEoCRIXCgpleHBpcmVzX2F0GAcgASgJSAKIAQFCDAoKX3dvcmtzcGFjZUIMCgpfY29udGFpbmVyQg0KC19leHBpcmVzX2F0Ij0KD0xpc3RLZXlzUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSFwoPaW5jbHVkZV9yZXZva2VkGAIgASgIIjIKEExpc3RLZXlzUmVzcG9uc2USHgoEa2V5cxgBIAMoCzIQLmFnZW50LnYxLkFwaUtleSIeChBSb3RhdGVLZXlSZXF1ZXN0EgoKAmlkGAEgASgJIkMKEVJvdGF0ZUtleVJlc3BvbnNlEgsKA2tleRgBIAEoCRIhCgdhcGlfa2V5GAIgASgLMhAuYWdlbnQudjEuQXBpS2V5Ih4KEFJldm9rZUtleVJlcXVlc3QSCgoCaWQYASABKAkiOgoXU2V0V29ya3NwYWNlUGxhblJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEgwKBHBsYW4YAiABKAkigQEKDVdvcmtzcGFjZVBsYW4SEQoJd29ya3NwYWNlGAEgASgJEgwKBHBsYW4YAiABKAkSJAoGbGltaXRzGAMgASgLMhQuYWdlbnQudjEuUGxhbkxpbWl0cxIpCgtyYXRlX2xpbWl0cxgEIAEoCzIULmFnZW50LnYxLlJhdGVMaW1pdHMi7QEKF1NldEtleVJhdGVMaW1pdHNSZXF1ZXN0EgoKAmlkGAEgASgJEiEKFHN1c3RhaW5lZF9wZXJfc2Vjb25kGAIgASgBSACIAQESHQoQYnVyc3RfcGVyX3NlY29uZBgDIAEoAUgBiAEBEhoKDWJ1cnN0X3NlY29uZHMYBCABKAFIAogBARIYCgtjb25jdXJyZW5jeRgFIAEoBUgDiAEBQhcKFV9zdXN0YWluZWRfcGVyX3NlY29uZEITChFfYnVyc3RfcGVyX3NlY29uZEIQCg5fYnVyc3Rfc2Vjb25kc0IOCgxfY29uY3VycmVuY3kiRgoNS2V5UmF0ZUxpbWl0cxIKCgJpZBgBIAEoCRIpCgtyYXRlX2xpbWl0cxgCIAEoCzIULmFnZW50LnYxLlJhdGVMaW1pdHMieAoXU2V0QXV0aG9yUHJvZmlsZVJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEhoKDWF1dGhvcl9oYW5kbGUYAiABKAlIAIgBARISCgVlbWFpbBgDIAEoCUgBiAEBQhAKDl9hdXRob3JfaGFuZGxlQggKBl9lbWFpbCJXCg1BdXRob3JQcm9maWxlEhEKCXdvcmtzcGFjZRgBIAEoCRIVCg1hdXRob3JfaGFuZGxlGAIgASgJEhIKBWVtYWlsGAMgASgJSACIAQFCCAoGX2VtYWlsMrAGCgxBZG1pblNlcnZpY2USYwoJQ3JlYXRlS2V5EhouYWdlbnQudjEuQ3JlYXRlS2V5UmVxdWVzdBobLmFnZW50LnYxLkNyZWF0ZUtleVJlc3BvbnNlIh2C0+STAhc6ASoiEi9hcGkvdjEvYWRtaW4va2V5cxJdCghMaXN0S2V5cxIZLmFnZW50LnYxLkxpc3RLZXlzUmVxdWVzdBoaLmFnZW50LnYxLkxpc3RLZXlzUmVzcG9uc2UiGoLT5JMCFBISL2FwaS92MS9hZG1pbi9rZXlzEm8KCVJvdGF0ZUtleRIaLmFnZW50LnYxLlJvdGF0ZUtleVJlcXVlc3QaGy5hZ2VudC52MS5Sb3RhdGVLZXlSZXNwb25zZSIpgtPkkwIjOgEqIh4vYXBpL3YxL2FkbWluL2tleXMve2lkfS9yb3RhdGUSWgoJUmV2b2tlS2V5EhouYWdlbnQudjEuUmV2b2tlS2V5UmVxdWVzdBoQLmFnZW50LnYxLkFwaUtleSIfgtPkkwIZKhcvYXBpL3YxL2FkbWluL2tleXMve2lkfRKEAQoQU2V0V29ya3NwYWNlUGxhbhIhLmFnZW50LnYxLlNldFdvcmtzcGFjZVBsYW5SZXF1ZXN0GhcuYWdlbnQudjEuV29ya3NwYWNlUGxhbiI0gtPkkwIuOgEqGikvYXBpL3YxL2FkbWluL3dvcmtzcGFjZXMve3dvcmtzcGFjZX0vcGxhbhJ+ChBTZXRLZXlSYXRlTGltaXRzEiEuYWdlbnQudjEuU2V0S2V5UmF0ZUxpbWl0c1JlcXVlc3QaFy5hZ2VudC52MS5LZXlSYXRlTGltaXRzIi6C0+STAig6ASoaIy9hcGkvdjEvYWRtaW4va2V5cy97aWR9L3JhdGUtbGltaXRzEocBChBTZXRBdXRob3JQcm9maWxlEiEuYWdlbnQudjEuU2V0QXV0aG9yUHJvZmlsZVJlcXVlc3QaFy5hZ2VudC52MS5BdXRob3JQcm9maWxlIjeC0+STAjE6ASoaLC9hcGkvdjEvYWRtaW4vd29ya3NwYWNlcy97d29ya3NwYWNlfS9wcm9maWxlYgZwcm90bzM", [file_google_api_annotations, file_agent_v1_stats]);
 
 /**
  * An API key's public record.
@@ -426,6 +426,68 @@ export const KeyRateLimitsSchema: GenMessage<KeyRateLimits> = /*@__PURE__*/
   messageDesc(file_agent_v1_admin, 11);
 
 /**
+ * @generated from message agent.v1.SetAuthorProfileRequest
+ */
+export type SetAuthorProfileRequest = Message<"agent.v1.SetAuthorProfileRequest"> & {
+  /**
+   * Workspace name.
+   *
+   * @generated from field: string workspace = 1;
+   */
+  workspace: string;
+
+  /**
+   * 1 to 64 lowercase letters, digits and single inner hyphens (the Agent Skills name rule); unique.
+   *
+   * @generated from field: optional string author_handle = 2;
+   */
+  authorHandle?: string | undefined;
+
+  /**
+   * Where moderation notices go; empty to remove.
+   *
+   * @generated from field: optional string email = 3;
+   */
+  email?: string | undefined;
+};
+
+/**
+ * Describes the message agent.v1.SetAuthorProfileRequest.
+ * Use `create(SetAuthorProfileRequestSchema)` to create a new message.
+ */
+export const SetAuthorProfileRequestSchema: GenMessage<SetAuthorProfileRequest> = /*@__PURE__*/
+  messageDesc(file_agent_v1_admin, 12);
+
+/**
+ * A workspace's marketplace author profile.
+ *
+ * @generated from message agent.v1.AuthorProfile
+ */
+export type AuthorProfile = Message<"agent.v1.AuthorProfile"> & {
+  /**
+   * @generated from field: string workspace = 1;
+   */
+  workspace: string;
+
+  /**
+   * @generated from field: string author_handle = 2;
+   */
+  authorHandle: string;
+
+  /**
+   * @generated from field: optional string email = 3;
+   */
+  email?: string | undefined;
+};
+
+/**
+ * Describes the message agent.v1.AuthorProfile.
+ * Use `create(AuthorProfileSchema)` to create a new message.
+ */
+export const AuthorProfileSchema: GenMessage<AuthorProfile> = /*@__PURE__*/
+  messageDesc(file_agent_v1_admin, 13);
+
+/**
  * Issues, lists, rotates and revokes API keys, sets workspace plans and per-key
  * rate limits. Authorised by the bootstrap
  * admin key (AGENTMEM_ADMIN_KEY) or an admin API key.
@@ -496,6 +558,20 @@ export const AdminService: GenService<{
     methodKind: "unary";
     input: typeof SetKeyRateLimitsRequestSchema;
     output: typeof KeyRateLimitsSchema;
+  },
+  /**
+   * Sets a workspace's marketplace author profile: the handle its skills are
+   * published under (default: derived from the workspace name) and the email that
+   * receives moderation notices. Send only the fields to change; an empty email
+   * removes it. The workspace is created on first use. A handle taken by another
+   * workspace fails with already_exists.
+   *
+   * @generated from rpc agent.v1.AdminService.SetAuthorProfile
+   */
+  setAuthorProfile: {
+    methodKind: "unary";
+    input: typeof SetAuthorProfileRequestSchema;
+    output: typeof AuthorProfileSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_agent_v1_admin, 0);

@@ -16,7 +16,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file agent/v1/skill.proto.
  */
 export const file_agent_v1_skill: GenFile = /*@__PURE__*/
-  fileDesc("ChRhZ2VudC92MS9za2lsbC5wcm90bxIIYWdlbnQudjEiQwoJU2tpbGxGaWxlEgwKBHBhdGgYASABKAkSDgoEdGV4dBgCIAEoCUgAEhAKBmJhc2U2NBgDIAEoCUgAQgYKBGRhdGEisQYKBVNraWxsEgoKAmlkGAEgASgJEgwKBHNsdWcYAiABKAkSDAoEbmFtZRgDIAEoCRITCgtkZXNjcmlwdGlvbhgEIAEoCRIPCgdjb250ZW50GAUgASgJEgwKBHRhZ3MYBiADKAkSEgoKY29udGFpbmVycxgHIAMoCRIpCghtYXR1cml0eRgIIAEoDjIXLmFnZW50LnYxLlNraWxsTWF0dXJpdHkSLQoKdmlzaWJpbGl0eRgJIAEoDjIZLmFnZW50LnYxLlNraWxsVmlzaWJpbGl0eRIjCgVzdGF0ZRgKIAEoDjIULmFnZW50LnYxLlNraWxsU3RhdGUSGgoNZGVwcmVjYXRlZF9hdBgLIAEoCUgAiAEBEiAKE2RlcHJlY2F0aW9uX21lc3NhZ2UYDCABKAlIAYgBARIYCgtyZXBsYWNlZF9ieRgNIAEoCUgCiAEBEg8KB3ZlcnNpb24YDiABKAUSEgoKY3JlYXRlZF9hdBgPIAEoCRISCgp1cGRhdGVkX2F0GBAgASgJEhQKB2xpY2Vuc2UYESABKAlIA4gBARIaCg1jb21wYXRpYmlsaXR5GBIgASgJSASIAQESFQoNYWxsb3dlZF90b29scxgTIAMoCRIvCghtZXRhZGF0YRgUIAMoCzIdLmFnZW50LnYxLlNraWxsLk1ldGFkYXRhRW50cnkSIgoFZmlsZXMYFSADKAsyEy5hZ2VudC52MS5Ta2lsbEZpbGUSJQoGc291cmNlGBYgASgOMhUuYWdlbnQudjEuU2tpbGxTb3VyY2USMgoRZXh0cmFfZnJvbnRtYXR0ZXIYFyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhcKCnNpbWlsYXJpdHkYGCABKAFIBYgBARovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCEAoOX2RlcHJlY2F0ZWRfYXRCFgoUX2RlcHJlY2F0aW9uX21lc3NhZ2VCDgoMX3JlcGxhY2VkX2J5QgoKCF9saWNlbnNlQhAKDl9jb21wYXRpYmlsaXR5Qg0KC19zaW1pbGFyaXR5IqsDChJDcmVhdGVTa2lsbFJlcXVlc3QSEQoEc2x1ZxgBIAEoCUgAiAEBEgwKBG5hbWUYAiABKAkSEwoLZGVzY3JpcHRpb24YAyABKAkSDwoHY29udGVudBgEIAEoCRIMCgR0YWdzGAUgAygJEhIKCmNvbnRhaW5lcnMYBiADKAkSKQoIbWF0dXJpdHkYByABKA4yFy5hZ2VudC52MS5Ta2lsbE1hdHVyaXR5EhQKB2xpY2Vuc2UYCCABKAlIAYgBARIaCg1jb21wYXRpYmlsaXR5GAkgASgJSAKIAQESFQoNYWxsb3dlZF90b29scxgKIAMoCRI8CghtZXRhZGF0YRgLIAMoCzIqLmFnZW50LnYxLkNyZWF0ZVNraWxsUmVxdWVzdC5NZXRhZGF0YUVudHJ5EiIKBWZpbGVzGAwgAygLMhMuYWdlbnQudjEuU2tpbGxGaWxlGi8KDU1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUIHCgVfc2x1Z0IKCghfbGljZW5zZUIQCg5fY29tcGF0aWJpbGl0eSI1ChNDcmVhdGVTa2lsbFJlc3BvbnNlEh4KBXNraWxsGAEgASgLMg8uYWdlbnQudjEuU2tpbGwiZwoPR2V0U2tpbGxSZXF1ZXN0Eg8KAmlkGAEgASgJSACIAQESEQoEc2x1ZxgCIAEoCUgBiAEBEhQKB3ZlcnNpb24YAyABKAVIAogBAUIFCgNfaWRCBwoFX3NsdWdCCgoIX3ZlcnNpb24iMgoQR2V0U2tpbGxSZXNwb25zZRIeCgVza2lsbBgBIAEoCzIPLmFnZW50LnYxLlNraWxsItYBChNTZWFyY2hTa2lsbHNSZXF1ZXN0Eg0KBXF1ZXJ5GAEgASgJEhIKBWxpbWl0GAIgASgFSACIAQESDAoEdGFncxgDIAMoCRIpCghtYXR1cml0eRgEIAMoDjIXLmFnZW50LnYxLlNraWxsTWF0dXJpdHkSEgoKY29udGFpbmVycxgFIAMoCRIaChJpbmNsdWRlX2RlcHJlY2F0ZWQYBiABKAgSKQoLc2VhcmNoX21vZGUYByABKA4yFC5hZ2VudC52MS5TZWFyY2hNb2RlQggKBl9saW1pdCJICg9Ta2lsbFNlYXJjaE1ldGESEAoIZW1iZWRfbXMYASABKAESEQoJc2VhcmNoX21zGAIgASgBEhAKCHRvdGFsX21zGAMgASgBImcKFFNlYXJjaFNraWxsc1Jlc3BvbnNlEh8KBnNraWxscxgBIAMoCzIPLmFnZW50LnYxLlNraWxsEi4KBG1ldGEYAiABKAsyGS5hZ2VudC52MS5Ta2lsbFNlYXJjaE1ldGFSBV9tZXRhIowCChFMaXN0U2tpbGxzUmVxdWVzdBIMCgR0YWdzGAEgAygJEikKCG1hdHVyaXR5GAIgAygOMhcuYWdlbnQudjEuU2tpbGxNYXR1cml0eRItCgp2aXNpYmlsaXR5GAMgAygOMhkuYWdlbnQudjEuU2tpbGxWaXNpYmlsaXR5EhIKCmNvbnRhaW5lcnMYBCADKAkSJQoGc291cmNlGAUgAygOMhUuYWdlbnQudjEuU2tpbGxTb3VyY2USGgoSaW5jbHVkZV9kZXByZWNhdGVkGAYgASgIEhYKCXBhZ2Vfc2l6ZRgHIAEoBUgAiAEBEhIKCnBhZ2VfdG9rZW4YCCABKAlCDAoKX3BhZ2Vfc2l6ZSJnChJMaXN0U2tpbGxzUmVzcG9uc2USHwoGc2tpbGxzGAEgAygLMg8uYWdlbnQudjEuU2tpbGwSHAoPbmV4dF9wYWdlX3Rva2VuGAIgASgJSACIAQFCEgoQX25leHRfcGFnZV90b2tlbiLcBAoSVXBkYXRlU2tpbGxSZXF1ZXN0Eg8KAmlkGAEgASgJSACIAQESEQoEc2x1ZxgCIAEoCUgBiAEBEh0KEGV4cGVjdGVkX3ZlcnNpb24YAyABKAVIAogBARIRCgRuYW1lGAQgASgJSAOIAQESGAoLZGVzY3JpcHRpb24YBSABKAlIBIgBARIUCgdjb250ZW50GAYgASgJSAWIAQESDAoEdGFncxgHIAMoCRISCgpjb250YWluZXJzGAggAygJEikKCG1hdHVyaXR5GAkgASgOMhcuYWdlbnQudjEuU2tpbGxNYXR1cml0eRIUCgdsaWNlbnNlGAogASgJSAaIAQESGgoNY29tcGF0aWJpbGl0eRgLIAEoCUgHiAEBEhUKDWFsbG93ZWRfdG9vbHMYDCADKAkSPAoIbWV0YWRhdGEYDSADKAsyKi5hZ2VudC52MS5VcGRhdGVTa2lsbFJlcXVlc3QuTWV0YWRhdGFFbnRyeRIiCgVmaWxlcxgOIAMoCzITLmFnZW50LnYxLlNraWxsRmlsZRIvCgt1cGRhdGVfbWFzaxgPIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE1hc2saLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQgUKA19pZEIHCgVfc2x1Z0ITChFfZXhwZWN0ZWRfdmVyc2lvbkIHCgVfbmFtZUIOCgxfZGVzY3JpcHRpb25CCgoIX2NvbnRlbnRCCgoIX2xpY2Vuc2VCEAoOX2NvbXBhdGliaWxpdHkiNQoTVXBkYXRlU2tpbGxSZXNwb25zZRIeCgVza2lsbBgBIAEoCzIPLmFnZW50LnYxLlNraWxsIpcBChVEZXByZWNhdGVTa2lsbFJlcXVlc3QSDwoCaWQYASABKAlIAIgBARIRCgRzbHVnGAIgASgJSAGIAQESFAoHbWVzc2FnZRgDIAEoCUgCiAEBEhgKC3JlcGxhY2VkX2J5GAQgASgJSAOIAQFCBQoDX2lkQgcKBV9zbHVnQgoKCF9tZXNzYWdlQg4KDF9yZXBsYWNlZF9ieSI4ChZEZXByZWNhdGVTa2lsbFJlc3BvbnNlEh4KBXNraWxsGAEgASgLMg8uYWdlbnQudjEuU2tpbGwiawoSSW1wb3J0U2tpbGxSZXF1ZXN0Eg8KB2NvbnRlbnQYASABKAkSIgoFZmlsZXMYAiADKAsyEy5hZ2VudC52MS5Ta2lsbEZpbGUSEgoKY29udGFpbmVycxgDIAMoCRIMCgR0YWdzGAQgAygJIi8KDUltcG9ydFdhcm5pbmcSDQoFZmllbGQYASABKAkSDwoHbWVzc2FnZRgCIAEoCSJxChNJbXBvcnRTa2lsbFJlc3BvbnNlEh4KBXNraWxsGAEgASgLMg8uYWdlbnQudjEuU2tpbGwSDwoHY3JlYXRlZBgCIAEoCBIpCgh3YXJuaW5ncxgDIAMoCzIXLmFnZW50LnYxLkltcG9ydFdhcm5pbmciagoSRXhwb3J0U2tpbGxSZXF1ZXN0Eg8KAmlkGAEgASgJSACIAQESEQoEc2x1ZxgCIAEoCUgBiAEBEhQKB3ZlcnNpb24YAyABKAVIAogBAUIFCgNfaWRCBwoFX3NsdWdCCgoIX3ZlcnNpb24iXAoTRXhwb3J0U2tpbGxSZXNwb25zZRIQCghmaWxlbmFtZRgBIAEoCRIPCgdjb250ZW50GAIgASgJEiIKBWZpbGVzGAMgAygLMhMuYWdlbnQudjEuU2tpbGxGaWxlKoQBCg1Ta2lsbE1hdHVyaXR5Eh4KGlNLSUxMX01BVFVSSVRZX1VOU1BFQ0lGSUVEEAASHwobU0tJTExfTUFUVVJJVFlfRVhQRVJJTUVOVEFMEAESFwoTU0tJTExfTUFUVVJJVFlfQkVUQRACEhkKFVNLSUxMX01BVFVSSVRZX1NUQUJMRRADKm4KD1NraWxsVmlzaWJpbGl0eRIgChxTS0lMTF9WSVNJQklMSVRZX1VOU1BFQ0lGSUVEEAASHAoYU0tJTExfVklTSUJJTElUWV9QUklWQVRFEAESGwoXU0tJTExfVklTSUJJTElUWV9QVUJMSUMQAipdCgpTa2lsbFN0YXRlEhsKF1NLSUxMX1NUQVRFX1VOU1BFQ0lGSUVEEAASFgoSU0tJTExfU1RBVEVfQUNUSVZFEAESGgoWU0tJTExfU1RBVEVfREVQUkVDQVRFRBACKpYBCgtTa2lsbFNvdXJjZRIcChhTS0lMTF9TT1VSQ0VfVU5TUEVDSUZJRUQQABIZChVTS0lMTF9TT1VSQ0VfQVVUSE9SRUQQARIZChVTS0lMTF9TT1VSQ0VfSU1QT1JURUQQAhIaChZTS0lMTF9TT1VSQ0VfSU5TVEFMTEVEEAMSFwoTU0tJTExfU09VUkNFX0ZPUktFRBAEMpQICgxTa2lsbFNlcnZpY2USewoLQ3JlYXRlU2tpbGwSHC5hZ2VudC52MS5DcmVhdGVTa2lsbFJlcXVlc3QaHS5hZ2VudC52MS5DcmVhdGVTa2lsbFJlc3BvbnNlIi+CgBkMc2tpbGxfY3JlYXRlgtPkkwIZOgEqIhQvYXBpL3YxL2FnZW50L3NraWxscxJzCghHZXRTa2lsbBIZLmFnZW50LnYxLkdldFNraWxsUmVxdWVzdBoaLmFnZW50LnYxLkdldFNraWxsUmVzcG9uc2UiMIKAGQlza2lsbF9nZXSC0+STAh06ASoiGC9hcGkvdjEvYWdlbnQvc2tpbGxzL2dldBKFAQoMU2VhcmNoU2tpbGxzEh0uYWdlbnQudjEuU2VhcmNoU2tpbGxzUmVxdWVzdBoeLmFnZW50LnYxLlNlYXJjaFNraWxsc1Jlc3BvbnNlIjaCgBkMc2tpbGxfc2VhcmNogtPkkwIgOgEqIhsvYXBpL3YxL2FnZW50L3NraWxscy9zZWFyY2gSewoKTGlzdFNraWxscxIbLmFnZW50LnYxLkxpc3RTa2lsbHNSZXF1ZXN0GhwuYWdlbnQudjEuTGlzdFNraWxsc1Jlc3BvbnNlIjKCgBkKc2tpbGxfbGlzdILT5JMCHjoBKiIZL2FwaS92MS9hZ2VudC9za2lsbHMvbGlzdBKCAQoLVXBkYXRlU2tpbGwSHC5hZ2VudC52MS5VcGRhdGVTa2lsbFJlcXVlc3QaHS5hZ2VudC52MS5VcGRhdGVTa2lsbFJlc3BvbnNlIjaCgBkMc2tpbGxfdXBkYXRlgtPkkwIgOgEqIhsvYXBpL3YxL2FnZW50L3NraWxscy91cGRhdGUSfgoORGVwcmVjYXRlU2tpbGwSHy5hZ2VudC52MS5EZXByZWNhdGVTa2lsbFJlcXVlc3QaIC5hZ2VudC52MS5EZXByZWNhdGVTa2lsbFJlc3BvbnNlIimC0+STAiM6ASoiHi9hcGkvdjEvYWdlbnQvc2tpbGxzL2RlcHJlY2F0ZRKCAQoLSW1wb3J0U2tpbGwSHC5hZ2VudC52MS5JbXBvcnRTa2lsbFJlcXVlc3QaHS5hZ2VudC52MS5JbXBvcnRTa2lsbFJlc3BvbnNlIjaCgBkMc2tpbGxfaW1wb3J0gtPkkwIgOgEqIhsvYXBpL3YxL2FnZW50L3NraWxscy9pbXBvcnQSggEKC0V4cG9ydFNraWxsEhwuYWdlbnQudjEuRXhwb3J0U2tpbGxSZXF1ZXN0Gh0uYWdlbnQudjEuRXhwb3J0U2tpbGxSZXNwb25zZSI2goAZDHNraWxsX2V4cG9ydILT5JMCIDoBKiIbL2FwaS92MS9hZ2VudC9za2lsbHMvZXhwb3J0YgZwcm90bzM", [file_agent_v1_mcp, file_google_api_annotations, file_google_protobuf_field_mask, file_google_protobuf_struct, file_agent_v1_recall]);
+  fileDesc("ChRhZ2VudC92MS9za2lsbC5wcm90bxIIYWdlbnQudjEiQwoJU2tpbGxGaWxlEgwKBHBhdGgYASABKAkSDgoEdGV4dBgCIAEoCUgAEhAKBmJhc2U2NBgDIAEoCUgAQgYKBGRhdGEiiwgKBVNraWxsEgoKAmlkGAEgASgJEgwKBHNsdWcYAiABKAkSDAoEbmFtZRgDIAEoCRITCgtkZXNjcmlwdGlvbhgEIAEoCRIPCgdjb250ZW50GAUgASgJEgwKBHRhZ3MYBiADKAkSEgoKY29udGFpbmVycxgHIAMoCRIpCghtYXR1cml0eRgIIAEoDjIXLmFnZW50LnYxLlNraWxsTWF0dXJpdHkSLQoKdmlzaWJpbGl0eRgJIAEoDjIZLmFnZW50LnYxLlNraWxsVmlzaWJpbGl0eRIjCgVzdGF0ZRgKIAEoDjIULmFnZW50LnYxLlNraWxsU3RhdGUSGgoNZGVwcmVjYXRlZF9hdBgLIAEoCUgAiAEBEiAKE2RlcHJlY2F0aW9uX21lc3NhZ2UYDCABKAlIAYgBARIYCgtyZXBsYWNlZF9ieRgNIAEoCUgCiAEBEg8KB3ZlcnNpb24YDiABKAUSEgoKY3JlYXRlZF9hdBgPIAEoCRISCgp1cGRhdGVkX2F0GBAgASgJEhQKB2xpY2Vuc2UYESABKAlIA4gBARIaCg1jb21wYXRpYmlsaXR5GBIgASgJSASIAQESFQoNYWxsb3dlZF90b29scxgTIAMoCRIvCghtZXRhZGF0YRgUIAMoCzIdLmFnZW50LnYxLlNraWxsLk1ldGFkYXRhRW50cnkSIgoFZmlsZXMYFSADKAsyEy5hZ2VudC52MS5Ta2lsbEZpbGUSJQoGc291cmNlGBYgASgOMhUuYWdlbnQudjEuU2tpbGxTb3VyY2USMgoRZXh0cmFfZnJvbnRtYXR0ZXIYFyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhcKCnNpbWlsYXJpdHkYGCABKAFIBYgBARIUCgdmb3JrX29mGBkgASgJSAaIAQESJwoHbGluZWFnZRgaIAMoCzIWLmFnZW50LnYxLkxpbmVhZ2VFbnRyeRI0Cg5pbnN0YWxsZWRfZnJvbRgbIAEoCzIXLmFnZW50LnYxLkluc3RhbGxlZEZyb21IB4gBARIyCg1saXN0aW5nX3N0YXRlGBwgASgOMhYuYWdlbnQudjEuTGlzdGluZ1N0YXRlSAiIAQEaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQhAKDl9kZXByZWNhdGVkX2F0QhYKFF9kZXByZWNhdGlvbl9tZXNzYWdlQg4KDF9yZXBsYWNlZF9ieUIKCghfbGljZW5zZUIQCg5fY29tcGF0aWJpbGl0eUINCgtfc2ltaWxhcml0eUIKCghfZm9ya19vZkIRCg9faW5zdGFsbGVkX2Zyb21CEAoOX2xpc3Rpbmdfc3RhdGUiUAoMTGluZWFnZUVudHJ5EgoKAmlkGAEgASgJEgwKBHNsdWcYAiABKAkSFQoNYXV0aG9yX2hhbmRsZRgDIAEoCRIPCgd2ZXJzaW9uGAQgASgFIiwKDUluc3RhbGxlZEZyb20SCgoCaWQYASABKAkSDwoHdmVyc2lvbhgCIAEoBSKrAwoSQ3JlYXRlU2tpbGxSZXF1ZXN0EhEKBHNsdWcYASABKAlIAIgBARIMCgRuYW1lGAIgASgJEhMKC2Rlc2NyaXB0aW9uGAMgASgJEg8KB2NvbnRlbnQYBCABKAkSDAoEdGFncxgFIAMoCRISCgpjb250YWluZXJzGAYgAygJEikKCG1hdHVyaXR5GAcgASgOMhcuYWdlbnQudjEuU2tpbGxNYXR1cml0eRIUCgdsaWNlbnNlGAggASgJSAGIAQESGgoNY29tcGF0aWJpbGl0eRgJIAEoCUgCiAEBEhUKDWFsbG93ZWRfdG9vbHMYCiADKAkSPAoIbWV0YWRhdGEYCyADKAsyKi5hZ2VudC52MS5DcmVhdGVTa2lsbFJlcXVlc3QuTWV0YWRhdGFFbnRyeRIiCgVmaWxlcxgMIAMoCzITLmFnZW50LnYxLlNraWxsRmlsZRovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCBwoFX3NsdWdCCgoIX2xpY2Vuc2VCEAoOX2NvbXBhdGliaWxpdHkiNQoTQ3JlYXRlU2tpbGxSZXNwb25zZRIeCgVza2lsbBgBIAEoCzIPLmFnZW50LnYxLlNraWxsImcKD0dldFNraWxsUmVxdWVzdBIPCgJpZBgBIAEoCUgAiAEBEhEKBHNsdWcYAiABKAlIAYgBARIUCgd2ZXJzaW9uGAMgASgFSAKIAQFCBQoDX2lkQgcKBV9zbHVnQgoKCF92ZXJzaW9uIjIKEEdldFNraWxsUmVzcG9uc2USHgoFc2tpbGwYASABKAsyDy5hZ2VudC52MS5Ta2lsbCLWAQoTU2VhcmNoU2tpbGxzUmVxdWVzdBINCgVxdWVyeRgBIAEoCRISCgVsaW1pdBgCIAEoBUgAiAEBEgwKBHRhZ3MYAyADKAkSKQoIbWF0dXJpdHkYBCADKA4yFy5hZ2VudC52MS5Ta2lsbE1hdHVyaXR5EhIKCmNvbnRhaW5lcnMYBSADKAkSGgoSaW5jbHVkZV9kZXByZWNhdGVkGAYgASgIEikKC3NlYXJjaF9tb2RlGAcgASgOMhQuYWdlbnQudjEuU2VhcmNoTW9kZUIICgZfbGltaXQiSAoPU2tpbGxTZWFyY2hNZXRhEhAKCGVtYmVkX21zGAEgASgBEhEKCXNlYXJjaF9tcxgCIAEoARIQCgh0b3RhbF9tcxgDIAEoASJnChRTZWFyY2hTa2lsbHNSZXNwb25zZRIfCgZza2lsbHMYASADKAsyDy5hZ2VudC52MS5Ta2lsbBIuCgRtZXRhGAIgASgLMhkuYWdlbnQudjEuU2tpbGxTZWFyY2hNZXRhUgVfbWV0YSKMAgoRTGlzdFNraWxsc1JlcXVlc3QSDAoEdGFncxgBIAMoCRIpCghtYXR1cml0eRgCIAMoDjIXLmFnZW50LnYxLlNraWxsTWF0dXJpdHkSLQoKdmlzaWJpbGl0eRgDIAMoDjIZLmFnZW50LnYxLlNraWxsVmlzaWJpbGl0eRISCgpjb250YWluZXJzGAQgAygJEiUKBnNvdXJjZRgFIAMoDjIVLmFnZW50LnYxLlNraWxsU291cmNlEhoKEmluY2x1ZGVfZGVwcmVjYXRlZBgGIAEoCBIWCglwYWdlX3NpemUYByABKAVIAIgBARISCgpwYWdlX3Rva2VuGAggASgJQgwKCl9wYWdlX3NpemUiZwoSTGlzdFNraWxsc1Jlc3BvbnNlEh8KBnNraWxscxgBIAMoCzIPLmFnZW50LnYxLlNraWxsEhwKD25leHRfcGFnZV90b2tlbhgCIAEoCUgAiAEBQhIKEF9uZXh0X3BhZ2VfdG9rZW4i3AQKElVwZGF0ZVNraWxsUmVxdWVzdBIPCgJpZBgBIAEoCUgAiAEBEhEKBHNsdWcYAiABKAlIAYgBARIdChBleHBlY3RlZF92ZXJzaW9uGAMgASgFSAKIAQESEQoEbmFtZRgEIAEoCUgDiAEBEhgKC2Rlc2NyaXB0aW9uGAUgASgJSASIAQESFAoHY29udGVudBgGIAEoCUgFiAEBEgwKBHRhZ3MYByADKAkSEgoKY29udGFpbmVycxgIIAMoCRIpCghtYXR1cml0eRgJIAEoDjIXLmFnZW50LnYxLlNraWxsTWF0dXJpdHkSFAoHbGljZW5zZRgKIAEoCUgGiAEBEhoKDWNvbXBhdGliaWxpdHkYCyABKAlIB4gBARIVCg1hbGxvd2VkX3Rvb2xzGAwgAygJEjwKCG1ldGFkYXRhGA0gAygLMiouYWdlbnQudjEuVXBkYXRlU2tpbGxSZXF1ZXN0Lk1ldGFkYXRhRW50cnkSIgoFZmlsZXMYDiADKAsyEy5hZ2VudC52MS5Ta2lsbEZpbGUSLwoLdXBkYXRlX21hc2sYDyABKAsyGi5nb29nbGUucHJvdG9idWYuRmllbGRNYXNrGi8KDU1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUIFCgNfaWRCBwoFX3NsdWdCEwoRX2V4cGVjdGVkX3ZlcnNpb25CBwoFX25hbWVCDgoMX2Rlc2NyaXB0aW9uQgoKCF9jb250ZW50QgoKCF9saWNlbnNlQhAKDl9jb21wYXRpYmlsaXR5IjUKE1VwZGF0ZVNraWxsUmVzcG9uc2USHgoFc2tpbGwYASABKAsyDy5hZ2VudC52MS5Ta2lsbCKXAQoVRGVwcmVjYXRlU2tpbGxSZXF1ZXN0Eg8KAmlkGAEgASgJSACIAQESEQoEc2x1ZxgCIAEoCUgBiAEBEhQKB21lc3NhZ2UYAyABKAlIAogBARIYCgtyZXBsYWNlZF9ieRgEIAEoCUgDiAEBQgUKA19pZEIHCgVfc2x1Z0IKCghfbWVzc2FnZUIOCgxfcmVwbGFjZWRfYnkiOAoWRGVwcmVjYXRlU2tpbGxSZXNwb25zZRIeCgVza2lsbBgBIAEoCzIPLmFnZW50LnYxLlNraWxsImsKEkltcG9ydFNraWxsUmVxdWVzdBIPCgdjb250ZW50GAEgASgJEiIKBWZpbGVzGAIgAygLMhMuYWdlbnQudjEuU2tpbGxGaWxlEhIKCmNvbnRhaW5lcnMYAyADKAkSDAoEdGFncxgEIAMoCSIvCg1JbXBvcnRXYXJuaW5nEg0KBWZpZWxkGAEgASgJEg8KB21lc3NhZ2UYAiABKAkicQoTSW1wb3J0U2tpbGxSZXNwb25zZRIeCgVza2lsbBgBIAEoCzIPLmFnZW50LnYxLlNraWxsEg8KB2NyZWF0ZWQYAiABKAgSKQoId2FybmluZ3MYAyADKAsyFy5hZ2VudC52MS5JbXBvcnRXYXJuaW5nImoKEkV4cG9ydFNraWxsUmVxdWVzdBIPCgJpZBgBIAEoCUgAiAEBEhEKBHNsdWcYAiABKAlIAYgBARIUCgd2ZXJzaW9uGAMgASgFSAKIAQFCBQoDX2lkQgcKBV9zbHVnQgoKCF92ZXJzaW9uIlwKE0V4cG9ydFNraWxsUmVzcG9uc2USEAoIZmlsZW5hbWUYASABKAkSDwoHY29udGVudBgCIAEoCRIiCgVmaWxlcxgDIAMoCzITLmFnZW50LnYxLlNraWxsRmlsZSJJChNQdWJsaXNoU2tpbGxSZXF1ZXN0Eg8KAmlkGAEgASgJSACIAQESEQoEc2x1ZxgCIAEoCUgBiAEBQgUKA19pZEIHCgVfc2x1ZyJNChRQdWJsaXNoU2tpbGxSZXNwb25zZRIeCgVza2lsbBgBIAEoCzIPLmFnZW50LnYxLlNraWxsEhUKDXRlcm1zX3ZlcnNpb24YAiABKAkiSwoVVW5wdWJsaXNoU2tpbGxSZXF1ZXN0Eg8KAmlkGAEgASgJSACIAQESEQoEc2x1ZxgCIAEoCUgBiAEBQgUKA19pZEIHCgVfc2x1ZyI4ChZVbnB1Ymxpc2hTa2lsbFJlc3BvbnNlEh4KBXNraWxsGAEgASgLMg8uYWdlbnQudjEuU2tpbGwqhAEKDVNraWxsTWF0dXJpdHkSHgoaU0tJTExfTUFUVVJJVFlfVU5TUEVDSUZJRUQQABIfChtTS0lMTF9NQVRVUklUWV9FWFBFUklNRU5UQUwQARIXChNTS0lMTF9NQVRVUklUWV9CRVRBEAISGQoVU0tJTExfTUFUVVJJVFlfU1RBQkxFEAMqbgoPU2tpbGxWaXNpYmlsaXR5EiAKHFNLSUxMX1ZJU0lCSUxJVFlfVU5TUEVDSUZJRUQQABIcChhTS0lMTF9WSVNJQklMSVRZX1BSSVZBVEUQARIbChdTS0lMTF9WSVNJQklMSVRZX1BVQkxJQxACKl0KClNraWxsU3RhdGUSGwoXU0tJTExfU1RBVEVfVU5TUEVDSUZJRUQQABIWChJTS0lMTF9TVEFURV9BQ1RJVkUQARIaChZTS0lMTF9TVEFURV9ERVBSRUNBVEVEEAIqlgEKC1NraWxsU291cmNlEhwKGFNLSUxMX1NPVVJDRV9VTlNQRUNJRklFRBAAEhkKFVNLSUxMX1NPVVJDRV9BVVRIT1JFRBABEhkKFVNLSUxMX1NPVVJDRV9JTVBPUlRFRBACEhoKFlNLSUxMX1NPVVJDRV9JTlNUQUxMRUQQAxIXChNTS0lMTF9TT1VSQ0VfRk9SS0VEEAQqfgoMTGlzdGluZ1N0YXRlEh0KGUxJU1RJTkdfU1RBVEVfVU5TUEVDSUZJRUQQABIYChRMSVNUSU5HX1NUQVRFX0xJU1RFRBABEhoKFkxJU1RJTkdfU1RBVEVfVU5MSVNURUQQAhIZChVMSVNUSU5HX1NUQVRFX1JFTU9WRUQQAzKTCgoMU2tpbGxTZXJ2aWNlEnsKC0NyZWF0ZVNraWxsEhwuYWdlbnQudjEuQ3JlYXRlU2tpbGxSZXF1ZXN0Gh0uYWdlbnQudjEuQ3JlYXRlU2tpbGxSZXNwb25zZSIvgoAZDHNraWxsX2NyZWF0ZYLT5JMCGToBKiIUL2FwaS92MS9hZ2VudC9za2lsbHMScwoIR2V0U2tpbGwSGS5hZ2VudC52MS5HZXRTa2lsbFJlcXVlc3QaGi5hZ2VudC52MS5HZXRTa2lsbFJlc3BvbnNlIjCCgBkJc2tpbGxfZ2V0gtPkkwIdOgEqIhgvYXBpL3YxL2FnZW50L3NraWxscy9nZXQShQEKDFNlYXJjaFNraWxscxIdLmFnZW50LnYxLlNlYXJjaFNraWxsc1JlcXVlc3QaHi5hZ2VudC52MS5TZWFyY2hTa2lsbHNSZXNwb25zZSI2goAZDHNraWxsX3NlYXJjaILT5JMCIDoBKiIbL2FwaS92MS9hZ2VudC9za2lsbHMvc2VhcmNoEnsKCkxpc3RTa2lsbHMSGy5hZ2VudC52MS5MaXN0U2tpbGxzUmVxdWVzdBocLmFnZW50LnYxLkxpc3RTa2lsbHNSZXNwb25zZSIygoAZCnNraWxsX2xpc3SC0+STAh46ASoiGS9hcGkvdjEvYWdlbnQvc2tpbGxzL2xpc3QSggEKC1VwZGF0ZVNraWxsEhwuYWdlbnQudjEuVXBkYXRlU2tpbGxSZXF1ZXN0Gh0uYWdlbnQudjEuVXBkYXRlU2tpbGxSZXNwb25zZSI2goAZDHNraWxsX3VwZGF0ZYLT5JMCIDoBKiIbL2FwaS92MS9hZ2VudC9za2lsbHMvdXBkYXRlEn4KDkRlcHJlY2F0ZVNraWxsEh8uYWdlbnQudjEuRGVwcmVjYXRlU2tpbGxSZXF1ZXN0GiAuYWdlbnQudjEuRGVwcmVjYXRlU2tpbGxSZXNwb25zZSIpgtPkkwIjOgEqIh4vYXBpL3YxL2FnZW50L3NraWxscy9kZXByZWNhdGUSggEKC0ltcG9ydFNraWxsEhwuYWdlbnQudjEuSW1wb3J0U2tpbGxSZXF1ZXN0Gh0uYWdlbnQudjEuSW1wb3J0U2tpbGxSZXNwb25zZSI2goAZDHNraWxsX2ltcG9ydILT5JMCIDoBKiIbL2FwaS92MS9hZ2VudC9za2lsbHMvaW1wb3J0EoIBCgtFeHBvcnRTa2lsbBIcLmFnZW50LnYxLkV4cG9ydFNraWxsUmVxdWVzdBodLmFnZW50LnYxLkV4cG9ydFNraWxsUmVzcG9uc2UiNoKAGQxza2lsbF9leHBvcnSC0+STAiA6ASoiGy9hcGkvdjEvYWdlbnQvc2tpbGxzL2V4cG9ydBJ9CgxQdWJsaXNoU2tpbGwSHS5hZ2VudC52MS5QdWJsaXNoU2tpbGxSZXF1ZXN0Gh4uYWdlbnQudjEuUHVibGlzaFNraWxsUmVzcG9uc2UiLoLT5JMCKDoBKiIjL2FwaS92MS9hZ2VudC9za2lsbHMvcHVibGlzaC1wdWJsaWMSfgoOVW5wdWJsaXNoU2tpbGwSHy5hZ2VudC52MS5VbnB1Ymxpc2hTa2lsbFJlcXVlc3QaIC5hZ2VudC52MS5VbnB1Ymxpc2hTa2lsbFJlc3BvbnNlIimC0+STAiM6ASoiHi9hcGkvdjEvYWdlbnQvc2tpbGxzL3VucHVibGlzaGIGcHJvdG8z", [file_agent_v1_mcp, file_google_api_annotations, file_google_protobuf_field_mask, file_google_protobuf_struct, file_agent_v1_recall]);
 
 /**
  * A file bundled with a skill (scripts/, references/, assets/...).
@@ -225,6 +225,36 @@ export type Skill = Message<"agent.v1.Skill"> & {
    * @generated from field: optional double similarity = 24;
    */
   similarity?: number | undefined;
+
+  /**
+   * A fork: the id of the marketplace skill it was forked from. Never changes.
+   *
+   * @generated from field: optional string fork_of = 25;
+   */
+  forkOf?: string | undefined;
+
+  /**
+   * A fork: the chain of skills it descends from, its parent first and the
+   * original last, as they were when it was forked. Never changes.
+   *
+   * @generated from field: repeated agent.v1.LineageEntry lineage = 26;
+   */
+  lineage: LineageEntry[];
+
+  /**
+   * An installed copy: the marketplace skill and version it copies.
+   *
+   * @generated from field: optional agent.v1.InstalledFrom installed_from = 27;
+   */
+  installedFrom?: InstalledFrom | undefined;
+
+  /**
+   * The skill's marketplace listing, when it has one: listed, unlisted (unpublished)
+   * or removed (taken down by moderation).
+   *
+   * @generated from field: optional agent.v1.ListingState listing_state = 28;
+   */
+  listingState?: ListingState | undefined;
 };
 
 /**
@@ -233,6 +263,72 @@ export type Skill = Message<"agent.v1.Skill"> & {
  */
 export const SkillSchema: GenMessage<Skill> = /*@__PURE__*/
   messageDesc(file_agent_v1_skill, 1);
+
+/**
+ * One ancestor in a fork's lineage.
+ *
+ * @generated from message agent.v1.LineageEntry
+ */
+export type LineageEntry = Message<"agent.v1.LineageEntry"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string slug = 2;
+   */
+  slug: string;
+
+  /**
+   * The ancestor's author handle when it was forked.
+   *
+   * @generated from field: string author_handle = 3;
+   */
+  authorHandle: string;
+
+  /**
+   * The ancestor's published version that was forked.
+   *
+   * @generated from field: int32 version = 4;
+   */
+  version: number;
+};
+
+/**
+ * Describes the message agent.v1.LineageEntry.
+ * Use `create(LineageEntrySchema)` to create a new message.
+ */
+export const LineageEntrySchema: GenMessage<LineageEntry> = /*@__PURE__*/
+  messageDesc(file_agent_v1_skill, 2);
+
+/**
+ * What an installed copy copies.
+ *
+ * @generated from message agent.v1.InstalledFrom
+ */
+export type InstalledFrom = Message<"agent.v1.InstalledFrom"> & {
+  /**
+   * The marketplace skill.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * Its published version this copy holds.
+   *
+   * @generated from field: int32 version = 2;
+   */
+  version: number;
+};
+
+/**
+ * Describes the message agent.v1.InstalledFrom.
+ * Use `create(InstalledFromSchema)` to create a new message.
+ */
+export const InstalledFromSchema: GenMessage<InstalledFrom> = /*@__PURE__*/
+  messageDesc(file_agent_v1_skill, 3);
 
 /**
  * @generated from message agent.v1.CreateSkillRequest
@@ -322,7 +418,7 @@ export type CreateSkillRequest = Message<"agent.v1.CreateSkillRequest"> & {
  * Use `create(CreateSkillRequestSchema)` to create a new message.
  */
 export const CreateSkillRequestSchema: GenMessage<CreateSkillRequest> = /*@__PURE__*/
-  messageDesc(file_agent_v1_skill, 2);
+  messageDesc(file_agent_v1_skill, 4);
 
 /**
  * @generated from message agent.v1.CreateSkillResponse
@@ -339,7 +435,7 @@ export type CreateSkillResponse = Message<"agent.v1.CreateSkillResponse"> & {
  * Use `create(CreateSkillResponseSchema)` to create a new message.
  */
 export const CreateSkillResponseSchema: GenMessage<CreateSkillResponse> = /*@__PURE__*/
-  messageDesc(file_agent_v1_skill, 3);
+  messageDesc(file_agent_v1_skill, 5);
 
 /**
  * Names a skill by id or by slug (one of them).
@@ -370,7 +466,7 @@ export type GetSkillRequest = Message<"agent.v1.GetSkillRequest"> & {
  * Use `create(GetSkillRequestSchema)` to create a new message.
  */
 export const GetSkillRequestSchema: GenMessage<GetSkillRequest> = /*@__PURE__*/
-  messageDesc(file_agent_v1_skill, 4);
+  messageDesc(file_agent_v1_skill, 6);
 
 /**
  * @generated from message agent.v1.GetSkillResponse
@@ -387,7 +483,7 @@ export type GetSkillResponse = Message<"agent.v1.GetSkillResponse"> & {
  * Use `create(GetSkillResponseSchema)` to create a new message.
  */
 export const GetSkillResponseSchema: GenMessage<GetSkillResponse> = /*@__PURE__*/
-  messageDesc(file_agent_v1_skill, 5);
+  messageDesc(file_agent_v1_skill, 7);
 
 /**
  * @generated from message agent.v1.SearchSkillsRequest
@@ -446,7 +542,7 @@ export type SearchSkillsRequest = Message<"agent.v1.SearchSkillsRequest"> & {
  * Use `create(SearchSkillsRequestSchema)` to create a new message.
  */
 export const SearchSkillsRequestSchema: GenMessage<SearchSkillsRequest> = /*@__PURE__*/
-  messageDesc(file_agent_v1_skill, 6);
+  messageDesc(file_agent_v1_skill, 8);
 
 /**
  * Timings of a skill search.
@@ -481,7 +577,7 @@ export type SkillSearchMeta = Message<"agent.v1.SkillSearchMeta"> & {
  * Use `create(SkillSearchMetaSchema)` to create a new message.
  */
 export const SkillSearchMetaSchema: GenMessage<SkillSearchMeta> = /*@__PURE__*/
-  messageDesc(file_agent_v1_skill, 7);
+  messageDesc(file_agent_v1_skill, 9);
 
 /**
  * @generated from message agent.v1.SearchSkillsResponse
@@ -505,7 +601,7 @@ export type SearchSkillsResponse = Message<"agent.v1.SearchSkillsResponse"> & {
  * Use `create(SearchSkillsResponseSchema)` to create a new message.
  */
 export const SearchSkillsResponseSchema: GenMessage<SearchSkillsResponse> = /*@__PURE__*/
-  messageDesc(file_agent_v1_skill, 8);
+  messageDesc(file_agent_v1_skill, 10);
 
 /**
  * @generated from message agent.v1.ListSkillsRequest
@@ -561,7 +657,7 @@ export type ListSkillsRequest = Message<"agent.v1.ListSkillsRequest"> & {
  * Use `create(ListSkillsRequestSchema)` to create a new message.
  */
 export const ListSkillsRequestSchema: GenMessage<ListSkillsRequest> = /*@__PURE__*/
-  messageDesc(file_agent_v1_skill, 9);
+  messageDesc(file_agent_v1_skill, 11);
 
 /**
  * @generated from message agent.v1.ListSkillsResponse
@@ -587,7 +683,7 @@ export type ListSkillsResponse = Message<"agent.v1.ListSkillsResponse"> & {
  * Use `create(ListSkillsResponseSchema)` to create a new message.
  */
 export const ListSkillsResponseSchema: GenMessage<ListSkillsResponse> = /*@__PURE__*/
-  messageDesc(file_agent_v1_skill, 10);
+  messageDesc(file_agent_v1_skill, 12);
 
 /**
  * Names the skill by id or slug; applies the fields given (non-empty lists and
@@ -680,7 +776,7 @@ export type UpdateSkillRequest = Message<"agent.v1.UpdateSkillRequest"> & {
  * Use `create(UpdateSkillRequestSchema)` to create a new message.
  */
 export const UpdateSkillRequestSchema: GenMessage<UpdateSkillRequest> = /*@__PURE__*/
-  messageDesc(file_agent_v1_skill, 11);
+  messageDesc(file_agent_v1_skill, 13);
 
 /**
  * @generated from message agent.v1.UpdateSkillResponse
@@ -697,7 +793,7 @@ export type UpdateSkillResponse = Message<"agent.v1.UpdateSkillResponse"> & {
  * Use `create(UpdateSkillResponseSchema)` to create a new message.
  */
 export const UpdateSkillResponseSchema: GenMessage<UpdateSkillResponse> = /*@__PURE__*/
-  messageDesc(file_agent_v1_skill, 12);
+  messageDesc(file_agent_v1_skill, 14);
 
 /**
  * @generated from message agent.v1.DeprecateSkillRequest
@@ -733,7 +829,7 @@ export type DeprecateSkillRequest = Message<"agent.v1.DeprecateSkillRequest"> & 
  * Use `create(DeprecateSkillRequestSchema)` to create a new message.
  */
 export const DeprecateSkillRequestSchema: GenMessage<DeprecateSkillRequest> = /*@__PURE__*/
-  messageDesc(file_agent_v1_skill, 13);
+  messageDesc(file_agent_v1_skill, 15);
 
 /**
  * @generated from message agent.v1.DeprecateSkillResponse
@@ -750,7 +846,7 @@ export type DeprecateSkillResponse = Message<"agent.v1.DeprecateSkillResponse"> 
  * Use `create(DeprecateSkillResponseSchema)` to create a new message.
  */
 export const DeprecateSkillResponseSchema: GenMessage<DeprecateSkillResponse> = /*@__PURE__*/
-  messageDesc(file_agent_v1_skill, 14);
+  messageDesc(file_agent_v1_skill, 16);
 
 /**
  * @generated from message agent.v1.ImportSkillRequest
@@ -790,7 +886,7 @@ export type ImportSkillRequest = Message<"agent.v1.ImportSkillRequest"> & {
  * Use `create(ImportSkillRequestSchema)` to create a new message.
  */
 export const ImportSkillRequestSchema: GenMessage<ImportSkillRequest> = /*@__PURE__*/
-  messageDesc(file_agent_v1_skill, 15);
+  messageDesc(file_agent_v1_skill, 17);
 
 /**
  * Something imported that the Agent Skills specification does not define.
@@ -814,7 +910,7 @@ export type ImportWarning = Message<"agent.v1.ImportWarning"> & {
  * Use `create(ImportWarningSchema)` to create a new message.
  */
 export const ImportWarningSchema: GenMessage<ImportWarning> = /*@__PURE__*/
-  messageDesc(file_agent_v1_skill, 16);
+  messageDesc(file_agent_v1_skill, 18);
 
 /**
  * @generated from message agent.v1.ImportSkillResponse
@@ -843,7 +939,7 @@ export type ImportSkillResponse = Message<"agent.v1.ImportSkillResponse"> & {
  * Use `create(ImportSkillResponseSchema)` to create a new message.
  */
 export const ImportSkillResponseSchema: GenMessage<ImportSkillResponse> = /*@__PURE__*/
-  messageDesc(file_agent_v1_skill, 17);
+  messageDesc(file_agent_v1_skill, 19);
 
 /**
  * @generated from message agent.v1.ExportSkillRequest
@@ -870,7 +966,7 @@ export type ExportSkillRequest = Message<"agent.v1.ExportSkillRequest"> & {
  * Use `create(ExportSkillRequestSchema)` to create a new message.
  */
 export const ExportSkillRequestSchema: GenMessage<ExportSkillRequest> = /*@__PURE__*/
-  messageDesc(file_agent_v1_skill, 18);
+  messageDesc(file_agent_v1_skill, 20);
 
 /**
  * @generated from message agent.v1.ExportSkillResponse
@@ -901,7 +997,96 @@ export type ExportSkillResponse = Message<"agent.v1.ExportSkillResponse"> & {
  * Use `create(ExportSkillResponseSchema)` to create a new message.
  */
 export const ExportSkillResponseSchema: GenMessage<ExportSkillResponse> = /*@__PURE__*/
-  messageDesc(file_agent_v1_skill, 19);
+  messageDesc(file_agent_v1_skill, 21);
+
+/**
+ * Names your skill by id or slug (one of them).
+ *
+ * @generated from message agent.v1.PublishSkillRequest
+ */
+export type PublishSkillRequest = Message<"agent.v1.PublishSkillRequest"> & {
+  /**
+   * @generated from field: optional string id = 1;
+   */
+  id?: string | undefined;
+
+  /**
+   * @generated from field: optional string slug = 2;
+   */
+  slug?: string | undefined;
+};
+
+/**
+ * Describes the message agent.v1.PublishSkillRequest.
+ * Use `create(PublishSkillRequestSchema)` to create a new message.
+ */
+export const PublishSkillRequestSchema: GenMessage<PublishSkillRequest> = /*@__PURE__*/
+  messageDesc(file_agent_v1_skill, 22);
+
+/**
+ * @generated from message agent.v1.PublishSkillResponse
+ */
+export type PublishSkillResponse = Message<"agent.v1.PublishSkillResponse"> & {
+  /**
+   * @generated from field: agent.v1.Skill skill = 1;
+   */
+  skill?: Skill | undefined;
+
+  /**
+   * The version of the marketplace terms accepted with this publication.
+   *
+   * @generated from field: string terms_version = 2;
+   */
+  termsVersion: string;
+};
+
+/**
+ * Describes the message agent.v1.PublishSkillResponse.
+ * Use `create(PublishSkillResponseSchema)` to create a new message.
+ */
+export const PublishSkillResponseSchema: GenMessage<PublishSkillResponse> = /*@__PURE__*/
+  messageDesc(file_agent_v1_skill, 23);
+
+/**
+ * Names your skill by id or slug (one of them).
+ *
+ * @generated from message agent.v1.UnpublishSkillRequest
+ */
+export type UnpublishSkillRequest = Message<"agent.v1.UnpublishSkillRequest"> & {
+  /**
+   * @generated from field: optional string id = 1;
+   */
+  id?: string | undefined;
+
+  /**
+   * @generated from field: optional string slug = 2;
+   */
+  slug?: string | undefined;
+};
+
+/**
+ * Describes the message agent.v1.UnpublishSkillRequest.
+ * Use `create(UnpublishSkillRequestSchema)` to create a new message.
+ */
+export const UnpublishSkillRequestSchema: GenMessage<UnpublishSkillRequest> = /*@__PURE__*/
+  messageDesc(file_agent_v1_skill, 24);
+
+/**
+ * @generated from message agent.v1.UnpublishSkillResponse
+ */
+export type UnpublishSkillResponse = Message<"agent.v1.UnpublishSkillResponse"> & {
+  /**
+   * @generated from field: agent.v1.Skill skill = 1;
+   */
+  skill?: Skill | undefined;
+};
+
+/**
+ * Describes the message agent.v1.UnpublishSkillResponse.
+ * Use `create(UnpublishSkillResponseSchema)` to create a new message.
+ */
+export const UnpublishSkillResponseSchema: GenMessage<UnpublishSkillResponse> = /*@__PURE__*/
+  messageDesc(file_agent_v1_skill, 25);
 
 /**
  * How far a skill can be relied on.
@@ -1047,6 +1232,45 @@ export const SkillSourceSchema: GenEnum<SkillSource> = /*@__PURE__*/
   enumDesc(file_agent_v1_skill, 3);
 
 /**
+ * Where a skill stands in the marketplace.
+ *
+ * @generated from enum agent.v1.ListingState
+ */
+export enum ListingState {
+  /**
+   * @generated from enum value: LISTING_STATE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Public: searchable, installable and forkable.
+   *
+   * @generated from enum value: LISTING_STATE_LISTED = 1;
+   */
+  LISTED = 1,
+
+  /**
+   * Unpublished by its owner: private again.
+   *
+   * @generated from enum value: LISTING_STATE_UNLISTED = 2;
+   */
+  UNLISTED = 2,
+
+  /**
+   * Taken down by moderation: hidden until an appeal is granted.
+   *
+   * @generated from enum value: LISTING_STATE_REMOVED = 3;
+   */
+  REMOVED = 3,
+}
+
+/**
+ * Describes the enum agent.v1.ListingState.
+ */
+export const ListingStateSchema: GenEnum<ListingState> = /*@__PURE__*/
+  enumDesc(file_agent_v1_skill, 4);
+
+/**
  * The caller's own skill library: reusable capabilities made of a name, a
  * description and a SKILL.md body (the Agent Skills format). Every call is scoped
  * to the workspace and containers of the caller's API key; a skill the key cannot
@@ -1136,6 +1360,33 @@ export const SkillService: GenService<{
     methodKind: "unary";
     input: typeof ExportSkillRequestSchema;
     output: typeof ExportSkillResponseSchema;
+  },
+  /**
+   * Publishes one of your private skills to the public marketplace under your
+   * workspace's author handle: a listing of its current version, which later
+   * updates publish anew. Accepts the marketplace terms in force (their version is
+   * recorded). Installed copies cannot be published (forbidden); a skill taken down
+   * by moderation is republished only by a granted appeal (forbidden). Needs the
+   * server's marketplace flag (else MARKETPLACE_DISABLED).
+   *
+   * @generated from rpc agent.v1.SkillService.PublishSkill
+   */
+  publishSkill: {
+    methodKind: "unary";
+    input: typeof PublishSkillRequestSchema;
+    output: typeof PublishSkillResponseSchema;
+  },
+  /**
+   * Removes your public skill from the marketplace: it becomes private again and
+   * existing installed copies keep working. A fork cannot be unpublished
+   * (COPYLEFT_LOCKED). Needs the marketplace flag (else MARKETPLACE_DISABLED).
+   *
+   * @generated from rpc agent.v1.SkillService.UnpublishSkill
+   */
+  unpublishSkill: {
+    methodKind: "unary";
+    input: typeof UnpublishSkillRequestSchema;
+    output: typeof UnpublishSkillResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_agent_v1_skill, 0);

@@ -1,5 +1,5 @@
-import { connect, Index } from "@lancedb/lancedb";
-import { Field, FixedSizeList, Float32, List, RecordBatch, Schema, Struct, Table, Utf8, makeData, vectorFromArray, type DataType } from "apache-arrow";
+import { connect, Index, type Table as LanceTable } from "@lancedb/lancedb";
+import { Bool, Field, FixedSizeList, Float32, List, RecordBatch, Schema, Struct, Table, Utf8, makeData, vectorFromArray, type DataType } from "apache-arrow";
 import { idIn } from "../vector/lance-filter.js";
 import { checkDimensions } from "../vector/records.js";
 import { serialQueue } from "../vector/serial.js";
@@ -20,6 +20,7 @@ function skillSchema(dimensions: number): Schema {
     new Field("state", new Utf8(), false),
     new Field("text", new Utf8(), false),
     new Field("vector", new FixedSizeList(dimensions, new Field("item", new Float32(), true)), false),
+    new Field("marketplace", new Bool(), false),
   ]);
 }
 
@@ -41,6 +42,7 @@ function toArrow(schema: Schema, dimensions: number, records: readonly SkillVect
       nullCount: 0,
       child: makeData({ type: new Float32(), length: flat.length, data: flat }),
     }),
+    column(records.map((r) => r.marketplace), new Bool()),
   ];
   return new Table(new RecordBatch(schema, makeData({ type: new Struct(schema.fields), length: records.length, nullCount: 0, children })));
 }
@@ -49,7 +51,7 @@ const sqlString = (value: string) => `'${value.replaceAll("'", "''")}'`;
 const sqlList = (values: readonly string[]) => values.map(sqlString).join(", ");
 
 function skillLanceFilter(f: SkillVectorFilter): string {
-  const clauses = [`workspace_id = ${sqlString(f.workspaceId)}`];
+  const clauses = [f.marketplace ? "marketplace = true" : `workspace_id = ${sqlString(f.workspaceId)}`];
   if (f.containers) clauses.push(`array_has_any(containers, [${sqlList(f.containers)}])`);
   if (f.tags) clauses.push(`array_has_any(tags, [${sqlList(f.tags)}])`);
   if (f.maturities) clauses.push(`maturity IN (${sqlList(f.maturities)})`);
@@ -64,6 +66,20 @@ function skillLanceFilter(f: SkillVectorFilter): string {
  */
 const annThreshold = 4_096;
 
+/**
+ * Tables made before the marketplace lack its column; no skill was public then, so it starts false.
+ * Nodes starting together may race to add it: the loser finds it there.
+ */
+async function addMarketplaceColumn(table: LanceTable): Promise<void> {
+  const present = async () => (await table.schema()).fields.some((f) => f.name === "marketplace");
+  if (await present()) return;
+  try {
+    await retryConflicts(() => table.addColumns([{ name: "marketplace", valueSql: "false" }]));
+  } catch (err) {
+    if (!(await present())) throw err;
+  }
+}
+
 /** Versions older than this are pruned by optimize(). */
 const versionRetentionMs = 2 * 60_000;
 
@@ -75,6 +91,7 @@ export async function openLanceSkillIndex(options: { uri: string; dimensions: nu
     readConsistencyInterval: options.readConsistencySeconds ?? defaultReadConsistencySeconds(options.uri),
   });
   const table = await retryConflicts(() => connection.createEmptyTable(`skills_v1_${dimensions}`, schema, { mode: "create", existOk: true }));
+  await addMarketplaceColumn(table);
   // BM25 over name and description, as for memories' content; rows written since the last optimize() are scanned.
   await ensureFullTextIndex(table, "text");
   const write = serialQueue();

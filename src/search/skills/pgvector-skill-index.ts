@@ -29,18 +29,22 @@ export async function openPgvectorSkillIndex(db: Database, dimensions: number): 
       state text not null,
       embedding vector(${dimensions}) not null
     )`);
+    // Tables made before the marketplace: no skill was public then.
+    await tx.query(`alter table ${table} add column if not exists marketplace boolean not null default false`);
     await tx.query(`create index if not exists ${table}_embedding on ${table} using hnsw (embedding vector_cosine_ops)`);
     await tx.query(`create index if not exists ${table}_workspace on ${table} (workspace_id)`);
   });
 
+  // Keyed by workspace id, or "" for the marketplace (every listed skill).
   const corpusStats = cachedCorpusStats(
     corpusStatsTtlMs,
-    (workspaceId: string) => workspaceId,
+    (workspaceId: string | undefined) => workspaceId ?? "",
     async (workspaceId) =>
       (
         await db.query<CorpusStats>(
-          `select count(*)::float8 as n, coalesce(avg(length(tsv)), 1)::float8 as avgdl from skills where workspace_id = $1`,
-          [workspaceId],
+          `select count(*)::float8 as n, coalesce(avg(length(s.tsv)), 1)::float8 as avgdl
+           from skills s ${workspaceId === undefined ? `join ${table} v on v.id = s.id where v.marketplace` : "where s.workspace_id = $1"}`,
+          workspaceId === undefined ? [] : [workspaceId],
         )
       )[0]!,
   );
@@ -58,14 +62,16 @@ export async function openPgvectorSkillIndex(db: Database, dimensions: number): 
         tags: r.tags,
         maturity: r.maturity,
         state: r.state,
+        marketplace: r.marketplace,
         embedding: toSql(Array.from(r.vector)),
       }));
       await db.query(
-        `insert into ${table} (id, workspace_id, containers, tags, maturity, state, embedding)
-         select id, workspace_id, containers, tags, maturity, state, embedding::vector
-         from jsonb_to_recordset($1::jsonb) as r(id text, workspace_id text, containers text[], tags text[], maturity text, state text, embedding text)
+        `insert into ${table} (id, workspace_id, containers, tags, maturity, state, marketplace, embedding)
+         select id, workspace_id, containers, tags, maturity, state, marketplace, embedding::vector
+         from jsonb_to_recordset($1::jsonb)
+           as r(id text, workspace_id text, containers text[], tags text[], maturity text, state text, marketplace boolean, embedding text)
          on conflict (id) do update set workspace_id = excluded.workspace_id, containers = excluded.containers, tags = excluded.tags,
-           maturity = excluded.maturity, state = excluded.state, embedding = excluded.embedding`,
+           maturity = excluded.maturity, state = excluded.state, marketplace = excluded.marketplace, embedding = excluded.embedding`,
         [JSON.stringify(rows)],
       );
     },
@@ -85,7 +91,7 @@ export async function openPgvectorSkillIndex(db: Database, dimensions: number): 
         const rows = await tx.query<{ id: string; similarity: number }>(
           `with hits as materialized (
              select id, embedding <=> $1::vector as distance from ${table}
-             where workspace_id = $2
+             where ($2::text is null or workspace_id = $2) and ($9::boolean is null or marketplace = $9)
                and ($3::text[] is null or containers && $3::text[])
                and ($4::text[] is null or tags && $4::text[])
                and ($5::text[] is null or maturity = any($5::text[]))
@@ -102,6 +108,7 @@ export async function openPgvectorSkillIndex(db: Database, dimensions: number): 
             filter.states ?? null,
             filter.ids ?? null,
             k,
+            filter.marketplace ?? null,
           ],
         );
         return rows.map((r) => ({ id: r.id, similarity: Number(r.similarity) }));
@@ -119,7 +126,7 @@ export async function openPgvectorSkillIndex(db: Database, dimensions: number): 
          hits as materialized (
            select s.id, length(s.tsv)::float8 as len, u.lexeme, coalesce(array_length(u.positions, 1), 1)::float8 as tf
            from skills s join ${table} v on v.id = s.id cross join lateral unnest(s.tsv) as u
-           where s.tsv @@ (select q from query) and v.workspace_id = $2
+           where s.tsv @@ (select q from query) and ($2::text is null or v.workspace_id = $2) and ($10::boolean is null or v.marketplace = $10)
              and ($3::text[] is null or v.containers && $3::text[])
              and ($4::text[] is null or v.tags && $4::text[])
              and ($5::text[] is null or v.maturity = any($5::text[]))
@@ -134,7 +141,18 @@ export async function openPgvectorSkillIndex(db: Database, dimensions: number): 
            group by h.id order by bm25 desc, h.id limit $7)
          select best.id, best.bm25, v.embedding::text as vector from best join ${table} v on v.id = best.id
          order by best.bm25 desc, best.id`,
-        [query, filter.workspaceId, filter.containers ?? null, filter.tags ?? null, filter.maturities ?? null, filter.states ?? null, k, n, avgdl],
+        [
+          query,
+          filter.workspaceId ?? null,
+          filter.containers ?? null,
+          filter.tags ?? null,
+          filter.maturities ?? null,
+          filter.states ?? null,
+          k,
+          n,
+          avgdl,
+          filter.marketplace ?? null,
+        ],
       );
       return rows.map((r) => ({ id: r.id, bm25: Number(r.bm25), vector: Float32Array.from(JSON.parse(r.vector) as number[]) }));
     },

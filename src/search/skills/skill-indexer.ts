@@ -42,6 +42,7 @@ export function createSkillIndexer(
         tags: s.tags,
         maturity: s.maturity,
         state: s.state,
+        marketplace: s.listingStatus === "listed",
         text: keywordText(s),
         vector: vectors[i]!,
       })),

@@ -15,14 +15,19 @@ export interface SkillVectorRecord {
   maturity: string;
   /** active | deprecated. */
   state: string;
+  /** Listed in the public marketplace. */
+  marketplace: boolean;
   /** The text keyword search matches (keywordText: name, description, the start of the body). */
   text: string;
   vector: Float32Array;
 }
 
 /** Prefilters applied inside the index. A list given empty matches nothing. */
-export interface SkillVectorFilter {
-  workspaceId: string;
+export type SkillVectorFilter = SkillColumnFilter &
+  // One workspace's skills, or the marketplace's (public skills of every workspace).
+  ({ workspaceId: string; marketplace?: undefined } | { marketplace: true; workspaceId?: undefined });
+
+export interface SkillColumnFilter {
   /** Any-of; include workspaceWide to admit workspace-wide skills. Absent: every container. */
   containers?: string[];
   tags?: string[];

@@ -39,16 +39,18 @@ function requestJson(route: RestRoute, req: FastifyRequest): Record<string, Json
   }
   const params = req.params as Record<string, string>;
   for (const field of route.pathFields) json[field.jsonName] = scalarFromText(field, params[field.name]!, field.jsonName);
+  const query: Record<string, JsonValue> = {};
   for (const [key, raw] of Object.entries(req.query as Record<string, string | string[]>)) {
     const field = findField(route.method.input, key);
     if (!field || !route.queryFields.includes(field)) {
       throw invalidRequest(key, "unknown_field", "is not a known query parameter");
     }
     const values = Array.isArray(raw) ? raw : [raw];
-    json[field.jsonName] =
+    query[field.jsonName] =
       field.fieldKind === "list" ? values.map((v) => scalarFromText(field, v, key)) : scalarFromText(field, values.at(-1)!, key);
   }
-  return json;
+  // Enums in the query string use their REST names too (?status=open), as in bodies.
+  return { ...json, ...fromRestJson(route.method.input, query, "") };
 }
 
 /** Registers every annotated method of the bindings as a REST route (a Fastify plugin). */
