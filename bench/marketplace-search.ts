@@ -16,45 +16,13 @@ import { availableParallelism, cpus, loadavg } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { agentClient, freshQuery, percentile, syntheticSkill, type Call } from "./lib/skills.js";
 import { prng } from "./lib/synthetic.js";
 import { onCleanUp, positiveOption, runBench, stopAfter } from "./lib/run.js";
 import { startServer } from "./lib/server.js";
 import { alignedTable } from "./lib/table.js";
 
-type Call = (route: string, body: unknown) => Promise<any>;
 
-function client(url: string, key: string): Call {
-  return async (route, body) => {
-    const res = await fetch(`${url}/api/v1/agent/${route}`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-      body: JSON.stringify(body),
-    });
-    const json = await res.json();
-    if (!res.ok) throw new Error(`${route}: ${res.status} ${JSON.stringify(json)}`);
-    return json;
-  };
-}
-
-const verbs = ["audits", "generates", "migrates", "monitors", "tests", "deploys", "documents", "refactors", "profiles", "secures", "translates", "backs up"];
-const objects = ["invoices", "Kafka topics", "Terraform plans", "React components", "Postgres schemas", "S3 buckets", "CSV exports", "Helm charts", "GraphQL resolvers", "cron jobs", "webhooks", "feature flags", "Redis caches", "PDF reports", "Slack alerts", "OAuth clients"];
-const contexts = ["for the payments team", "before a release", "in CI", "after an incident", "for compliance reviews", "during on-call", "for new hires", "across regions"];
-
-function syntheticSkill(i: number, rand: () => number) {
-  const pick = <T>(xs: readonly T[]) => xs[Math.floor(rand() * xs.length)]!;
-  const verb = pick(verbs);
-  const object = pick(objects);
-  return {
-    slug: `public-${i}`,
-    name: `${verb} ${object} ${i}`,
-    description: `${verb[0]!.toUpperCase()}${verb.slice(1)} ${object} ${pick(contexts)}, checks the result and reports problems. Use when ${object} need attention ${pick(contexts)}.`,
-    content: `# Skill ${i}\n\nSteps for ${object}.\n`,
-    tags: [pick(["ops", "dev", "data", "security"])],
-    license: "MIT",
-  };
-}
-
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 const summary = (times: number[]) => {
   const sorted = [...times].sort((a, b) => a - b);
   return { p50: percentile(sorted, 50), p95: percentile(sorted, 95), p99: percentile(sorted, 99), n: sorted.length };
@@ -67,7 +35,7 @@ async function load(authors: Call[], size: number): Promise<{ seconds: number; p
   const worker = async () => {
     for (let i = next++; i < size; i = next++) {
       const call = authors[i % authors.length]!;
-      const { skill } = await call("skills", syntheticSkill(i, rand));
+      const { skill } = await call("skills", syntheticSkill(i, rand, "public"));
       await call("skills/publish-public", { id: skill.id });
       if ((i + 1) % 1000 === 0) console.error(`published ${i + 1}`);
     }
@@ -85,7 +53,7 @@ async function latency(call: Call, queries: number) {
   let empty = 0;
   for (let i = 0; i < queries; i++) {
     // A text never sent before: the server embeds every query.
-    const text = `${verbs[Math.floor(rand() * verbs.length)]} ${objects[Math.floor(rand() * objects.length)]} ${i} ${Math.floor(rand() * 1e9)}`;
+    const text = freshQuery(rand, i);
     const t = performance.now();
     const res = await call("marketplace/search", { query: text, limit: 20 });
     query.push(performance.now() - t);
@@ -132,8 +100,8 @@ async function main(): Promise<number> {
 
   const server = await startServer(undefined, { MARKETPLACE_ENABLED: "true" });
   onCleanUp(() => server.stop());
-  const authors = await Promise.all(Array.from({ length: workspaces }, async (_, i) => client(server.url, await server.createKey(`author-${i}`, "main"))));
-  const searcher = client(server.url, await server.createKey("searcher", "main"));
+  const authors = await Promise.all(Array.from({ length: workspaces }, async (_, i) => agentClient(server.url, await server.createKey(`author-${i}`, "main"))));
+  const searcher = agentClient(server.url, await server.createKey("searcher", "main"));
 
   const loaded = await load(authors, size);
   console.log(`created and published ${size} skills of ${workspaces} workspaces in ${loaded.seconds.toFixed(0)} s (${loaded.perSecond.toFixed(1)} skills/s)`);

@@ -27,6 +27,7 @@ import { bm25HalfScore, cosine } from "../src/search/scoring.js";
 import { hybridKeywordWeight, skillRelevance } from "../src/skills/skill-scoring.js";
 import { splitSkillMd } from "../src/skills/skill-md.js";
 import { embeddedText } from "../src/skills/skill-text.js";
+import { agentClient, freshQuery, percentile, syntheticSkill, type Call } from "./lib/skills.js";
 import { prng } from "./lib/synthetic.js";
 import { onCleanUp, positiveOption, runBench, stopAfter } from "./lib/run.js";
 import { startServer } from "./lib/server.js";
@@ -54,20 +55,6 @@ function labelledSet() {
   return { skills, queries };
 }
 
-type Call = (route: string, body: unknown) => Promise<any>;
-
-function client(url: string, key: string): Call {
-  return async (route, body) => {
-    const res = await fetch(`${url}/api/v1/agent/skills${route}`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-      body: JSON.stringify(body),
-    });
-    const json = await res.json();
-    if (!res.ok) throw new Error(`${route}: ${res.status} ${JSON.stringify(json)}`);
-    return json;
-  };
-}
 
 interface Hits {
   hit1: number;
@@ -158,31 +145,13 @@ async function embeddedTextAlternatives() {
   }
 }
 
-const verbs = ["audits", "generates", "migrates", "monitors", "tests", "deploys", "documents", "refactors", "profiles", "secures", "translates", "backs up"];
-const objects = ["invoices", "Kafka topics", "Terraform plans", "React components", "Postgres schemas", "S3 buckets", "CSV exports", "Helm charts", "GraphQL resolvers", "cron jobs", "webhooks", "feature flags", "Redis caches", "PDF reports", "Slack alerts", "OAuth clients"];
-const contexts = ["for the payments team", "before a release", "in CI", "after an incident", "for compliance reviews", "during on-call", "for new hires", "across regions"];
-
-function syntheticSkill(i: number, rand: () => number) {
-  const pick = <T>(xs: readonly T[]) => xs[Math.floor(rand() * xs.length)]!;
-  const verb = pick(verbs);
-  const object = pick(objects);
-  return {
-    slug: `synthetic-${i}`,
-    name: `${verb} ${object} ${i}`,
-    description: `${verb[0]!.toUpperCase()}${verb.slice(1)} ${object} ${pick(contexts)}, checks the result and reports problems. Use when ${object} need attention ${pick(contexts)}.`,
-    content: `# Skill ${i}\n\nSteps for ${object}.\n`,
-    tags: [pick(["ops", "dev", "data", "security"])],
-  };
-}
-
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 
 async function load(call: Call, size: number): Promise<{ seconds: number; perSecond: number }> {
   const rand = prng(42);
   const started = performance.now();
   let next = 0;
   const worker = async () => {
-    for (let i = next++; i < size; i = next++) await call("", syntheticSkill(i, rand));
+    for (let i = next++; i < size; i = next++) await call("", syntheticSkill(i, rand, "synthetic"));
   };
   await Promise.all(Array.from({ length: 8 }, worker));
   const seconds = (performance.now() - started) / 1000;
@@ -208,7 +177,7 @@ async function latency(call: Call, queries: number) {
     const search: number[] = [];
     for (let i = 0; i < queries; i++) {
       // A text never sent before: the server embeds every query.
-      const query = `${verbs[Math.floor(rand() * verbs.length)]} ${objects[Math.floor(rand() * objects.length)]} ${mode} ${i} ${Math.floor(rand() * 1e9)}`;
+      const query = freshQuery(rand, mode, i);
       const t = performance.now();
       const res = await call("/search", { query, limit: 10, searchMode: mode });
       times.push(performance.now() - t);
@@ -234,7 +203,7 @@ async function main(): Promise<number> {
 
   const server = await startServer(undefined);
   onCleanUp(() => server.stop());
-  const call = client(server.url, await server.createKey("bench", "bench-1"));
+  const call = agentClient(server.url, await server.createKey("bench", "bench-1"), "skills");
 
   const q = await quality(call);
   const pct = (x: number) => x.toFixed(2);
