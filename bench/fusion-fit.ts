@@ -117,6 +117,7 @@ const rules: Record<string, Rule> = {
   semantic: (cs) => cs.map((c) => (c.semantic ? Math.max(0, c.cosine) * c.multiplier : -1)),
   keyword: (cs) => cs.map((c) => (c.keyword ? keywordRelevance(c.bm25) * c.multiplier : -1)),
   hybrid: (cs) => cs.map((c) => relevance("hybrid", c.cosine, c.bm25, c.informativeness) * c.multiplier),
+  "previous hybrid (0.35 cosine + 0.45 keyword + 0.2 informativeness)": (cs) => linear(0.35, 0.45, 0.2)(cs),
 };
 
 /** The families of rules compared on the tuning splits (--grid). */
