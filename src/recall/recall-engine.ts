@@ -105,6 +105,7 @@ async function loadSuccessors(
   filter: VectorFilter,
   keywordQuery: string | null,
 ): Promise<CheckedCandidate[]> {
+  if (!checked.some((c) => c.memory.state === "shadowed" && c.memory.supersededBy !== null)) return [];
   const found: CheckedCandidate[] = [];
   const have = new Set(checked.map((c) => c.memory.id));
   let frontier = checked;

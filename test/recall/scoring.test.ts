@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { MemoryRecord } from "../../src/memories/memory-store.js";
+import { matchesFilter } from "../../src/recall/filter-match.js";
 import { scoreCandidates, type ScoredCandidate } from "../../src/recall/recall-engine.js";
 import { informativeness, relevance } from "../../src/recall/scoring.js";
 import { cosine, keywordRelevance } from "../../src/search/scoring.js";
@@ -73,5 +74,36 @@ describe("succession", () => {
     scoreCandidates([a!, b!], "semantic");
     expect(b!.relevance).toBeCloseTo(0.6, 12);
     expect(b!.inheritedFrom).toBeNull();
+  });
+});
+
+describe("filters applied to memories read from Postgres", () => {
+  const m = {
+    id: "mem_1",
+    workspaceId: "ws",
+    containers: ["a"],
+    type: "fact",
+    tags: ["x"],
+    severity: "high",
+    confidence: 0.7,
+    state: "active",
+    createdAt: new Date(2000),
+    validFrom: new Date(1000),
+    validUntil: new Date(5000),
+  } as unknown as MemoryRecord;
+
+  it("matches the index's filter semantics", () => {
+    expect(matchesFilter(m, { workspaceId: "ws" })).toBe(true);
+    expect(matchesFilter(m, { workspaceId: "other" })).toBe(false);
+    expect(matchesFilter(m, { workspaceId: "ws", containers: ["b", "a"], types: ["fact"], tags: ["y", "x"], severities: ["high"] })).toBe(true);
+    expect(matchesFilter(m, { workspaceId: "ws", containers: ["b"] })).toBe(false);
+    expect(matchesFilter(m, { workspaceId: "ws", types: ["lesson"] })).toBe(false);
+    expect(matchesFilter(m, { workspaceId: "ws", tags: ["y"] })).toBe(false);
+    expect(matchesFilter(m, { workspaceId: "ws", severities: ["critical"] })).toBe(false);
+    expect(matchesFilter(m, { workspaceId: "ws", minConfidence: 0.8 })).toBe(false);
+    expect(matchesFilter(m, { workspaceId: "ws", createdAfter: 2000, createdBefore: 2001 })).toBe(true);
+    expect(matchesFilter(m, { workspaceId: "ws", createdBefore: 2000 })).toBe(false);
+    expect(matchesFilter(m, { workspaceId: "ws", validAt: 4999 })).toBe(true);
+    expect(matchesFilter(m, { workspaceId: "ws", validAt: 5000 })).toBe(false);
   });
 });
