@@ -149,14 +149,16 @@ function preferenceOf(words: readonly string[]): [string, string] | null {
   return null;
 }
 
-/** At most this many clauses are read separately. */
+/** At most this many clauses are read separately, of a text at most this long (longer ones are documents). */
 const maxClauses = 4;
+const maxClauseTextChars = 1000;
 // Each alternative starts with a fixed character, so a long run of spaces is scanned once.
 const clauseSeparator = /[,;]\s*(?:and\s)?|\sand\s/i;
 
 /** Reads one memory's text into the tokens and polarity the rules compare. */
 export function statementOf(text: string): Statement {
   const statement = clauseStatement(text);
+  if (text.length > maxClauseTextChars) return statement;
   const parts = text.split(clauseSeparator);
   if (parts.length >= 2 && parts.length <= maxClauses) statement.clauses = parts.map((p) => clauseStatement(p.trim()));
   return statement;
