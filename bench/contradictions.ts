@@ -1,7 +1,10 @@
 // Precision and recall of the offline contradiction detector on the labelled pairs in
 // bench/data/contradictions.jsonl (contradictions and near misses, every fourth pair held out from tuning).
 //
-//   npx tsx bench/contradictions.ts [--show-errors] [--locomo /work/shared/data/locomo/locomo10.json]
+//   npx tsx bench/contradictions.ts [--show-errors] [--show-heldout-errors] [--locomo /work/shared/data/locomo/locomo10.json]
+//
+// --show-errors lists the errors on the dev split (and the LoCoMo turns that would be shadowed);
+// --show-heldout-errors those on the held-out split, to read only once tuning is over.
 //
 // Prints per-category and per-split tables and writes bench/results/contradictions.json. Then, when the
 // LoCoMo file exists, a false-alarm check on natural conversation: every turn against every earlier turn
@@ -57,6 +60,7 @@ async function main() {
   const { values } = parseArgs({
     options: {
       "show-errors": { type: "boolean", default: false },
+      "show-heldout-errors": { type: "boolean", default: false },
       locomo: { type: "string", default: "/work/shared/data/locomo/locomo10.json" },
     },
   });
@@ -115,9 +119,11 @@ async function main() {
   );
 
   const errors = scored.filter((s) => (s.predicted !== null) !== s.contradiction);
-  if (values["show-errors"]) {
+  // Held-out errors are listed only on request, so that tuning looks at the dev split alone.
+  const shown = errors.filter((e) => (e.split === "dev" && values["show-errors"]) || (e.split === "heldout" && values["show-heldout-errors"]));
+  if (shown.length > 0) {
     console.log("\nErrors:");
-    for (const e of errors) {
+    for (const e of shown) {
       console.log(`  #${e.id} [${e.split}/${e.category}] ${e.contradiction ? "missed" : "false alarm"}: "${e.older}" / "${e.newer}"${e.predicted ? ` (${e.predicted.reason})` : ""}`);
     }
   }

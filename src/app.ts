@@ -29,6 +29,7 @@ import { checkIndexState } from "./search/index-state.js";
 import { createIndexer, defaultIndexerOptions, type Indexer } from "./search/indexer.js";
 import { createMaintainerLease, type MaintainerLease } from "./search/maintainer-lease.js";
 import { recallService } from "./recall/recall-service.js";
+import { createReranker } from "./recall/reranker.js";
 import { createTraceStore, type TraceStore } from "./recall/trace-store.js";
 import { lanceLocationOf, openVectorIndex } from "./search/vector/open-vector-index.js";
 import { openSkillIndex } from "./search/skills/open-skill-index.js";
@@ -130,6 +131,13 @@ export async function startApp(config: Config): Promise<App> {
       db,
       vectors,
       embedQuery,
+      reranker: config.RERANK_URL
+        ? createReranker(
+            { url: config.RERANK_URL, model: config.RERANK_MODEL, apiKey: config.RERANK_API_KEY, timeoutMs: config.RERANK_TIMEOUT_MS },
+            fastify.log,
+          )
+        : null,
+      rerankCandidates: config.RERANK_CANDIDATES,
       traces,
       receiptsEnabled: config.RECEIPTS_ENABLED,
       usage,

@@ -57,6 +57,15 @@ const envSchema = z.object({
   /** The judge's answer is awaited this long; then the offline verdicts stand. */
   CONTRADICTION_JUDGE_TIMEOUT_MS: z.coerce.number().int().min(1).default(3000),
 
+  /** Optional reranker: the full URL of a /rerank endpoint (TEI, Cohere, Jina, vLLM). */
+  RERANK_URL: z.string().url("must be an http(s) URL").optional(),
+  RERANK_MODEL: z.string().min(1).optional(),
+  RERANK_API_KEY: z.string().min(1).optional(),
+  /** The reranker's answer is awaited this long; then the fused order stands. */
+  RERANK_TIMEOUT_MS: z.coerce.number().int().min(1).max(60_000).default(2000),
+  /** The best fused candidates sent to the reranker per recall. */
+  RERANK_CANDIDATES: z.coerce.number().int().min(1).max(400).default(30),
+
   /** Recall receipts (why, supersedes, receipt); callers can still opt out per request. */
   RECEIPTS_ENABLED: z.enum(["true", "false"]).default("true").transform((v) => v === "true"),
   /** Recall traces older than this are deleted. */

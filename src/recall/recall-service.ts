@@ -51,6 +51,9 @@ function itemOf(c: ScoredCandidate, q: RecallQuery, replaced: Superseded[]): Mes
     confidence: m.confidence,
     containers: m.containers,
     validUntil: m.validUntil?.toISOString(),
+    createdAt: m.createdAt.toISOString(),
+    validFrom: m.validFrom.toISOString(),
+    metadata: m.metadata,
     tags: m.tags,
     severity: m.severity === null ? undefined : severities.byName.get(m.severity),
     supersedes: replaced.map((s) => ({ memoryId: s.id, snippet: snippet(s.content), supersededAt: s.supersededAt.toISOString() })),
@@ -66,8 +69,10 @@ function itemOf(c: ScoredCandidate, q: RecallQuery, replaced: Superseded[]): Mes
           finalScore: c.finalScore,
           matchedVia: c.matchedVia,
           keywordMatches: c.keywordMatches,
-          rerankApplied: false,
+          rerankApplied: c.rerankScore !== null,
+          rerankScore: c.rerankScore ?? undefined,
           validityState: c.validityState,
+          inheritedFrom: c.inheritedFrom ?? undefined,
         }
       : undefined,
   };
@@ -77,7 +82,7 @@ function receiptOf(result: RecallResult, q: RecallQuery, containers: string[] | 
   return create(RecallReceiptSchema, {
     searchMode: q.mode,
     threshold: q.threshold,
-    rerankApplied: false,
+    rerankApplied: result.rerankApplied,
     candidatesConsidered: result.candidates.length,
     returned: result.returned.length,
     filtered: result.filtered,

@@ -6,13 +6,17 @@ export type SearchMode = "semantic" | "keyword" | "hybrid";
 export type ValidityState = "active" | "expired" | "not_yet_valid" | "shadowed";
 
 /**
- * Hybrid relevance weights of the semantic side, the keyword side and informativeness. Tuned on the
- * LoCoMo tuning split (bench/recall-quality.ts, conversations 0-4) with use-lite embeddings: without
- * informativeness any@10 stays at .70 for every semantic/keyword balance and for rank fusion (RRF);
- * with it, .74 on the tuning split and .73 on the held-out one. Short memories ("ok!", "me too")
- * share a word with many queries and embed close to many of them, yet rarely hold the answer.
+ * Hybrid relevance: the evidence of both searches, `semantic` · cosine + (1 − `semantic`) · bm25/(bm25 + 12),
+ * discounted for memories that say little: × (floor + (1 − floor) · informativeness²). Chosen by
+ * `bench/fusion-fit.ts --grid` on the tuning splits of both benchmarks (agent-facts dev questions, LoCoMo
+ * conversations 0-4) with use-lite embeddings: the best of 618 rules by hit@1 + hit@5 on both sets with
+ * LoCoMo any@10 at least .73. Informativeness as an added term (the earlier rule, 0.35 · cosine + 0.45 ·
+ * keyword + 0.2 · informativeness) lifted long memories that matched nothing ("which city is the user
+ * based in now?" answered by a note on branch names); as a discount it keeps short turns ("ok!", "me
+ * too"), which share a word with many queries, down without raising what the searches did not find.
+ * Rank fusion and per-query normalisation lose on LoCoMo, where a query's best keyword match is often weak.
  */
-const hybridWeights = { semantic: 0.35, keyword: 0.45, informativeness: 0.2 };
+const hybridWeights = { semantic: 0.4, informativenessFloor: 0.6 };
 /** Distinct terms (stemmed, stop words removed) at which a memory counts as fully informative. */
 const informativeTerms = 24;
 
@@ -24,9 +28,8 @@ export function relevance(mode: SearchMode, cosine: number, bm25: number, inform
   const semantic = Math.max(0, cosine);
   if (mode === "semantic") return semantic;
   if (mode === "keyword") return keywordRelevance(bm25);
-  return (
-    hybridWeights.semantic * semantic + hybridWeights.keyword * keywordRelevance(bm25) + hybridWeights.informativeness * informative
-  );
+  const evidence = hybridWeights.semantic * semantic + (1 - hybridWeights.semantic) * keywordRelevance(bm25);
+  return evidence * (hybridWeights.informativenessFloor + (1 - hybridWeights.informativenessFloor) * informative * informative);
 }
 
 const dayMs = 86_400_000;

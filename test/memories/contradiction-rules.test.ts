@@ -10,13 +10,40 @@ const pairs = readFileSync(new URL("../../bench/data/contradictions.jsonl", impo
   .map((line) => JSON.parse(line) as { older: string; newer: string; contradiction: boolean; split: string });
 
 describe("offline contradiction rules", () => {
-  it.each(["dev", "heldout"])("meet precision >= 0.9 and recall >= 0.8 on the %s pairs", (split) => {
+  it.each(["dev", "heldout"])("meet precision >= 0.95 and recall >= 0.9 on the %s pairs", (split) => {
     const rows = pairs.filter((p) => p.split === split).map((p) => ({ ...p, flagged: detectContradiction(p.older, p.newer) !== null }));
     const tp = rows.filter((r) => r.flagged && r.contradiction).length;
     const flagged = rows.filter((r) => r.flagged).length;
     const positives = rows.filter((r) => r.contradiction).length;
-    expect(tp / flagged).toBeGreaterThanOrEqual(0.9);
-    expect(tp / positives).toBeGreaterThanOrEqual(0.8);
+    expect(tp / flagged).toBeGreaterThanOrEqual(0.95);
+    expect(tp / positives).toBeGreaterThanOrEqual(0.9);
+  });
+
+  it("catches the updates a user makes on day one", () => {
+    const rule = (older: string, newer: string) => detectContradiction(older, newer)?.reason ?? null;
+    expect(rule("The user is vegetarian and does not eat fish", "The user is no longer vegetarian")).toBe("negation: not");
+    expect(rule("Priya Raman is the user's manager", "Tom Becker is the user's manager")).toBe("different holder: Priya Raman → Tom Becker");
+    expect(rule("The user drinks coffee every morning", "The user stopped drinking coffee")).toBe("negation: stopped");
+    expect(rule("The user works at Finchly", "The user works at Stripe")).toBe("different value: Finchly → Stripe");
+    expect(rule("The user works at Finchly as a backend engineer", "The user now works at Stripe")).toBe("different value: Finchly → Stripe");
+    expect(rule("The user works at Finchly", "The user quit Finchly")).toBe("negation: quit");
+    expect(rule("The team deploys with Jenkins", "The team switched from Jenkins to GitHub Actions")).toBe("switched from jenkins");
+    expect(rule("The user is single", "The user is now married")).toBe("different value: single → married");
+    expect(rule("The user's dentist is Dr. Keller", "The user's dentist is Dr. Brandt")).toBe("different value: Keller → Brandt");
+  });
+
+  it("leaves their near misses alone", () => {
+    for (const [older, newer] of [
+      ["Priya Raman is the user's manager", "Tom Becker is the user's mentor"],
+      ["Alice is a nurse", "Bob is a nurse"],
+      ["The user works at Finchly", "The user's sister works at Stripe"],
+      ["The user lives in Berlin", "The user's sister moved to Munich"],
+      ["The user switched from VS Code to Neovim", "The user switched from VS Code to Neovim"],
+      ["Caroline: Thanks, Melanie! Your kind words mean a lot.", "Caroline: Thanks, Mel! Exciting but kinda nerve-wracking. Parenting's a big responsibility."],
+      ["Nate: No, not really. Just keep their area clean.", "Nate: Bye!"],
+    ]) {
+      expect(detectContradiction(older!, newer!), `${older} / ${newer}`).toBeNull();
+    }
   });
 
   it("explains what changed, and ignores the same value written differently", () => {

@@ -30,6 +30,11 @@ const adversarial: Record<string, string> = {
   "preference markers": "x over ".repeat(size / 7),
   "digits and commas": "1,".repeat(size / 2),
   apostrophes: "'s".repeat(size / 2),
+  "clause separators": " and ,".repeat(size / 6),
+  "spaces after a comma": `a,${" ".repeat(size - 3)}b`,
+  "three long clauses": `${"x ".repeat(size / 8)}, ${"y ".repeat(size / 8)}; ${"z ".repeat(size / 8)} and w`,
+  "changes without a target": "switched from ".repeat(size / 14),
+  "copulas and determiners": "is now the ".repeat(size / 11),
 };
 
 describe("text processing on adversarial input is linear", () => {

@@ -75,7 +75,7 @@ describe.each(backends)("recall (%s)", (backend) => {
     expect(w.finalScore).toBeCloseTo(w.relevance * w.recencyBoost * w.severityMultiplier * w.confidenceMultiplier, 10);
     expect(w.informativeness).toBeGreaterThan(0);
     expect(w.informativeness).toBeLessThanOrEqual(1);
-    expect(w.relevance).toBeCloseTo(0.35 * Math.max(0, w.cosine) + 0.45 * (w.bm25 / (w.bm25 + 12)) + 0.2 * w.informativeness, 10);
+    expect(w.relevance).toBeCloseTo((0.4 * Math.max(0, w.cosine) + 0.6 * (w.bm25 / (w.bm25 + 12))) * (0.6 + 0.4 * w.informativeness ** 2), 10);
     expect(w.validityState).toBe("active");
     expect(body.receipt).toMatchObject({
       searchMode: "hybrid",

@@ -1,4 +1,7 @@
 import { describe, expect, it } from "vitest";
+import type { MemoryRecord } from "../../src/memories/memory-store.js";
+import { matchesFilter } from "../../src/recall/filter-match.js";
+import { scoreCandidates, type ScoredCandidate } from "../../src/recall/recall-engine.js";
 import { informativeness, relevance } from "../../src/recall/scoring.js";
 import { cosine, keywordRelevance } from "../../src/search/scoring.js";
 
@@ -11,14 +14,16 @@ describe("recall scoring", () => {
     expect(informativeness(500)).toBe(1);
   });
 
-  it("keeps semantic and keyword relevance pure, and fuses them with informativeness in hybrid mode", () => {
+  it("keeps semantic and keyword relevance pure, and fuses them discounted by informativeness in hybrid mode", () => {
     expect(relevance("semantic", 0.8, 30, 0.1)).toBe(0.8);
     expect(relevance("semantic", -0.2, 0, 1)).toBe(0);
     expect(relevance("keyword", 0.8, 12, 1)).toBe(0.5);
-    expect(relevance("hybrid", 0.8, 12, 0.5)).toBeCloseTo(0.35 * 0.8 + 0.45 * 0.5 + 0.2 * 0.5, 12);
+    expect(relevance("hybrid", 0.8, 12, 0.5)).toBeCloseTo((0.4 * 0.8 + 0.6 * 0.5) * (0.6 + 0.4 * 0.25), 12);
     // A short memory with the same match loses to an informative one.
     expect(relevance("hybrid", 0.5, 8, informativeness(2))).toBeLessThan(relevance("hybrid", 0.5, 8, informativeness(20)));
     expect(relevance("hybrid", 1, 1e9, 1)).toBeLessThanOrEqual(1);
+    // Informativeness discounts evidence; it never lifts a memory that neither search found.
+    expect(relevance("hybrid", 0, 0, 1)).toBe(0);
     expect(keywordRelevance(0)).toBe(0);
   });
 
@@ -27,5 +32,78 @@ describe("recall scoring", () => {
     expect(cosine(Float32Array.of(1, 0), Float32Array.of(0, 3))).toBe(0);
     expect(cosine(Float32Array.of(1, 1), Float32Array.of(-1, -1))).toBeCloseTo(-1, 12);
     expect(cosine(Float32Array.of(0, 0), Float32Array.of(1, 1))).toBe(0);
+  });
+});
+
+describe("succession", () => {
+  const memory = (id: string, supersededBy: string | null) =>
+    ({ id, state: supersededBy ? "shadowed" : "active", supersededBy, severity: null, confidence: 1 }) as unknown as MemoryRecord;
+  const candidate = (id: string, supersededBy: string | null, cos: number, found = true): ScoredCandidate => ({
+    memory: memory(id, supersededBy),
+    cosine: cos,
+    bm25: 0,
+    semantic: found,
+    keyword: false,
+    informativeness: 1,
+    keywordMatches: [],
+    matchedVia: "semantic",
+    inheritedFrom: null,
+    rerankScore: null,
+    relevance: 0,
+    recencyBoost: 1,
+    severityMultiplier: 1,
+    confidenceMultiplier: 1,
+    finalScore: 0,
+    validityState: supersededBy ? "shadowed" : "active",
+    outcome: "returned",
+  });
+
+  it("gives the memory that replaced a candidate that candidate's relevance, to the end of a chain", () => {
+    // a was replaced by b, b by c; c was not found by any search.
+    const [a, b, c, other] = [candidate("a", "b", 0.9), candidate("b", "c", 0.3), candidate("c", null, 0, false), candidate("d", null, 0.5)];
+    scoreCandidates([c!, b!, a!, other!], "semantic");
+    expect(c!.relevance).toBeCloseTo(0.9, 12);
+    expect(c!.inheritedFrom).toBe("a");
+    expect(b!.inheritedFrom).toBe("a");
+    expect(other!.inheritedFrom).toBeNull();
+    expect(c!.finalScore).toBeGreaterThan(other!.finalScore);
+  });
+
+  it("keeps a successor's own relevance when it is higher", () => {
+    const [a, b] = [candidate("a", "b", 0.2), candidate("b", null, 0.6)];
+    scoreCandidates([a!, b!], "semantic");
+    expect(b!.relevance).toBeCloseTo(0.6, 12);
+    expect(b!.inheritedFrom).toBeNull();
+  });
+});
+
+describe("filters applied to memories read from Postgres", () => {
+  const m = {
+    id: "mem_1",
+    workspaceId: "ws",
+    containers: ["a"],
+    type: "fact",
+    tags: ["x"],
+    severity: "high",
+    confidence: 0.7,
+    state: "active",
+    createdAt: new Date(2000),
+    validFrom: new Date(1000),
+    validUntil: new Date(5000),
+  } as unknown as MemoryRecord;
+
+  it("matches the index's filter semantics", () => {
+    expect(matchesFilter(m, { workspaceId: "ws" })).toBe(true);
+    expect(matchesFilter(m, { workspaceId: "other" })).toBe(false);
+    expect(matchesFilter(m, { workspaceId: "ws", containers: ["b", "a"], types: ["fact"], tags: ["y", "x"], severities: ["high"] })).toBe(true);
+    expect(matchesFilter(m, { workspaceId: "ws", containers: ["b"] })).toBe(false);
+    expect(matchesFilter(m, { workspaceId: "ws", types: ["lesson"] })).toBe(false);
+    expect(matchesFilter(m, { workspaceId: "ws", tags: ["y"] })).toBe(false);
+    expect(matchesFilter(m, { workspaceId: "ws", severities: ["critical"] })).toBe(false);
+    expect(matchesFilter(m, { workspaceId: "ws", minConfidence: 0.8 })).toBe(false);
+    expect(matchesFilter(m, { workspaceId: "ws", createdAfter: 2000, createdBefore: 2001 })).toBe(true);
+    expect(matchesFilter(m, { workspaceId: "ws", createdBefore: 2000 })).toBe(false);
+    expect(matchesFilter(m, { workspaceId: "ws", validAt: 4999 })).toBe(true);
+    expect(matchesFilter(m, { workspaceId: "ws", validAt: 5000 })).toBe(false);
   });
 });

@@ -2,11 +2,12 @@ import { spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { connect } from "@lancedb/lancedb";
+import { connect, Index, MatchQuery } from "@lancedb/lancedb";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Database } from "../../src/db/database.js";
 import { openPglite } from "../../src/db/pglite.js";
 import { openLanceIndex } from "../../src/search/vector/lancedb-index.js";
+import { lanceSchema, toArrowTable } from "../../src/search/vector/lance-records.js";
 import { openPgvectorIndex } from "../../src/search/vector/pgvector-index.js";
 import { cosine } from "../../src/search/scoring.js";
 import type { VectorFilter, VectorIndex, VectorRecord } from "../../src/search/vector/vector-index.js";
@@ -413,6 +414,26 @@ describe("LanceDB keyword search", () => {
     expect(await index.keywordSearch("zebra", { workspaceId: "ws_a", containers: ["odd"] }, 5)).toEqual([]);
     await index.delete([late.id]);
     expect(await index.keywordSearch("zebra", { workspaceId: "ws_a" }, 5)).toEqual([]);
+  });
+
+  it("replaces a full-text index built with an earlier analyser, after which stop words no longer score", async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), "agentmem-lance-fts-"));
+    // The table as an earlier version left it: LanceDB's built-in English stop words, stemmed first.
+    const earlier = await connect(dir);
+    const table = await earlier.createEmptyTable(`memories_v2_${dims}`, lanceSchema(dims));
+    await table.add(toArrowTable(lanceSchema(dims), dims, [record(prng(2), 1, { content: "The user is vegetarian and does not eat fish" })]));
+    await table.createIndex("content", { config: Index.fts({ language: "English", stem: true, removeStopWords: true, withPosition: false }) });
+    expect(await table.query().fullTextSearch(new MatchQuery("does", "content")).select(["id"]).toArray()).toHaveLength(1);
+    table.close();
+    earlier.close();
+
+    index = await openLanceIndex({ uri: dir, dimensions: dims });
+    expect(await index.keywordSearch("does", { workspaceId: "ws_a" }, 5)).toEqual([]);
+    expect(await index.keywordSearch("where does the user live", { workspaceId: "ws_a" }, 5)).toHaveLength(1);
+    const reopened = await connect(dir);
+    const indices = await (await reopened.openTable(`memories_v2_${dims}`)).listIndices();
+    expect(indices.filter((i) => i.indexType === "FTS").map((i) => i.name)).toEqual(["content_fts_a2"]);
+    reopened.close();
   });
 
   it("answers queries of stop words, punctuation or query syntax without failing", async () => {

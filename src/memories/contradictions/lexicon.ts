@@ -55,6 +55,8 @@ export const phrases: Array<[RegExp, string]> = [
   [/\bmorning persons?\b/g, "morning_person"],
   [/\bnight owls?\b/g, "night_owl"],
   [/\bno longer\b/g, "not"],
+  // "switched to the Free plan" states the new value as "is" would ("is on the Free plan").
+  [/\b(?:switched|changed|upgraded|downgraded) (?:over )?to\b/g, "is"],
   [/\bin the office\b/g, "in-office"],
   [/\bon site\b/g, "onsite"],
 ];
@@ -69,8 +71,27 @@ export const multiValuedVerbs = new Set([
 export const synonyms = new Map<string, string>([
   ["reside", "live"], ["base", "live"], ["locate", "live"], ["move", "live"], ["relocate", "live"],
   ["favorite", "favourite"], ["call", "name"],
-  ["employ", "work"], ["job", "work"],
+  ["employ", "work"], ["job", "work"], ["home", "live"],
 ]);
+
+/** Inflections the suffix stripper cannot reach ("goes" / "going", "uses" / "using"). */
+export const irregularForms = new Map([
+  ["goes", "go"], ["going", "go"], ["went", "go"], ["gone", "go"],
+  ["using", "use"], ["used", "use"], ["uses", "use"],
+  ["ran", "run"], ["running", "run"], ["runs", "run"],
+]);
+
+/** Abbreviations whose full stop does not end a sentence ("Dr. Keller": Keller is a name). */
+export const abbreviations = new Set(["dr", "mr", "mrs", "ms", "prof", "st", "jr", "sr", "mt", "vs"]);
+
+/** Words that mark a statement as replacing an earlier one ("is now", "anymore"). */
+export const changeMarkers = new Set(["now", "anymore", "nowadays"]);
+
+/** Verbs of change before "from X to Y": the statement replaces X. */
+export const changeVerbs = new Set(["switched", "moved", "migrated", "changed", "went", "upgraded", "downgraded", "transferred"]);
+
+/** Determiners that make a role unique: "X is the tech lead", "X is the user's manager", "X is our dentist". */
+export const definiteDeterminers = new Set(["the", "our", "my", "his", "her", "their", "your", "its"]);
 
 export const months = new Set([
   "january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december",

@@ -34,11 +34,22 @@ function verdict(rule: ContradictionRule, reason: string, shared: number, a: Sta
 
 const phrase = (tokens: Token[]) => tokens.map((t) => t.original).join(" ");
 
-/** The same sentence with its polarity flipped; at most one trailing word of detail added or dropped. */
+/**
+ * The same sentence with its polarity flipped; at most one trailing word of detail added or dropped, or
+ * a negated newer statement that only leaves out up to two words ("plays bass in a band" → "no longer
+ * plays in the band", "works at Finchly" → "quit Finchly").
+ */
 function polarityVerdict(a: Statement, b: Statement, hunks: Hunk[], shared: number): Verdict | null {
-  const changed = hunks.reduce((n, h) => n + h.removed.length + h.added.length, 0);
+  let removed = 0;
+  let added = 0;
+  for (const h of hunks) {
+    removed += h.removed.length;
+    added += h.added.length;
+  }
   const trailing = (h: Hunk) => h.aStart + h.removed.length === a.tokens.length && h.bStart + h.added.length === b.tokens.length;
-  if (changed > 1 || !hunks.every(trailing)) return null;
+  const trailingDetail = removed + added <= 1 && hunks.every(trailing);
+  const saysLess = b.negative && added === 0 && removed <= 2;
+  if (!trailingDetail && !saysLess) return null;
   const words = [...a.polarityWords, ...b.polarityWords].map((w) => w.toLowerCase());
   const negated = words.some((w) => ["not", "no", "never", "without", "stopped", "quit", "none"].includes(w));
   return negated
@@ -46,12 +57,61 @@ function polarityVerdict(a: Statement, b: Statement, hunks: Hunk[], shared: numb
     : verdict("opposite", `opposite: ${a.polarityWords.join(" ")} vs ${b.polarityWords.join(" ")}`, shared, a, b);
 }
 
+const onlyCopulas = (h: Hunk, a: Statement, b: Statement) =>
+  h.removed.every((i) => a.tokens[i]!.kind === "be") && h.added.every((i) => b.tokens[i]!.kind === "be");
+
+const isValue = (t: Token) => t.kind === "name" || t.kind === "number" || t.kind === "time" || t.kind === "unit";
+
+/** Words of detail after an old value that a new value may leave out. */
+const maxDroppedDetail = 3;
+
+/** The leading value tokens of a run (a name, number or date), or the whole run when it starts otherwise. */
+function leadingValue(indices: number[], tokens: Token[]): number[] {
+  let end = 0;
+  while (end < indices.length && isValue(tokens[indices[end]!]!)) end++;
+  return end === 0 ? indices : indices.slice(0, end);
+}
+
+/**
+ * A role one holder has, held by someone else: only the subject before the copula changes, and the
+ * copula is followed by a definite determiner ("Priya Raman is the user's manager" → "Tom Becker is the
+ * user's manager"). "Alice is a nurse" / "Bob is a nurse" is not one.
+ */
+function roleVerdict(a: Statement, b: Statement, hunks: Hunk[], shared: number): Verdict | null {
+  if (hunks.length !== 1 || !a.definiteRole || !b.definiteRole || shared < 2) return null;
+  const [h] = hunks as [Hunk];
+  const subjectA = a.tokens.findIndex((t) => t.kind === "be");
+  const subjectB = b.tokens.findIndex((t) => t.kind === "be");
+  if (h.aStart !== 0 || h.bStart !== 0 || subjectA <= 0 || subjectB <= 0) return null;
+  if (h.removed.length !== subjectA || h.added.length !== subjectB) return null;
+  const holder = (s: Statement, n: number) => phrase(s.tokens.slice(0, n));
+  return verdict("value", `different holder: ${holder(a, subjectA)} → ${holder(b, subjectB)}`, shared, a, b);
+}
+
+/** "switched from X to Y" after a statement about X with the same subject. */
+function switchVerdict(a: Statement, b: Statement, shared: number): Verdict | null {
+  const from = b.replaces;
+  if (from === null || a.tokens[0]?.text !== b.tokens[0]?.text) return null;
+  if (a.replaces !== null && a.replaces.join(" ") === from.join(" ")) return null;
+  const have = new Set(a.tokens.map((t) => t.text));
+  if (!from.every((t) => have.has(t))) return null;
+  return verdict("value", `switched from ${from.join(" ")}`, shared, a, b);
+}
+
 /** One value slot replaced: a different number, date or name (or a one-word value after "is"). */
 function valueVerdict(a: Statement, b: Statement, hunks: Hunk[], hunk: Hunk, shared: number): Verdict | null {
-  // A change in the first word, or words added or dropped before the value, change who or what it is about.
-  if (hunk.aStart === 0 || hunk.bStart === 0 || hunks.some((h) => h.aStart < hunk.aStart)) return null;
-  const removed = hunk.removed.map((i) => a.tokens[i]!);
-  const added = hunk.added.map((i) => b.tokens[i]!);
+  // A change in the first word, or words added or dropped before the value, change who or what it is
+  // about; a copula does not ("is employed by" / "works for").
+  if (hunk.aStart === 0 || hunk.bStart === 0 || hunks.some((h) => h.aStart < hunk.aStart && !onlyCopulas(h, a, b))) return null;
+  // A new value that ends the newer sentence may drop a little detail that followed the old one
+  // ("works at Finchly as a backend engineer" → "works at Stripe").
+  const atEnd = hunk.aStart + hunk.removed.length === a.tokens.length && hunk.bStart + hunk.added.length === b.tokens.length;
+  const value = leadingValue(hunk.removed, a.tokens);
+  const dropsDetail = atEnd && hunk.added.every((i) => isValue(b.tokens[i]!)) && value.length < hunk.removed.length && hunk.removed.length - value.length <= maxDroppedDetail;
+  // A copula next to the value is not part of it ("home is in Hamburg" → "lives in Cologne").
+  const removed = (dropsDetail ? value : hunk.removed).map((i) => a.tokens[i]!).filter((t) => t.kind !== "be");
+  const added = hunk.added.map((i) => b.tokens[i]!).filter((t) => t.kind !== "be");
+  if (removed.length === 0 || added.length === 0) return null;
   // The same value written differently ("555-0101" / "555 0101") is no change.
   const spelled = (ts: Token[]) => ts.map((t) => t.text).join("").replace(/[^\p{L}\p{N}]/gu, "");
   if (spelled(removed) === spelled(added)) return null;
@@ -75,24 +135,47 @@ function valueVerdict(a: Statement, b: Statement, hunks: Hunk[], hunk: Hunk, sha
   return verdict(valueKinds[kind], `different ${valueKinds[kind]}: ${change}`, shared, a, b);
 }
 
-/** Whether `newer` contradicts `older`, and why; null when it does not. */
+/**
+ * Whether `newer` contradicts `older`, and why; null when it does not. A single-clause newer statement
+ * that negates one clause of a compound older one contradicts it too ("is vegetarian and does not eat
+ * fish" → "is no longer vegetarian").
+ */
 export function compareStatements(older: Statement, newer: Statement): Verdict | null {
+  const whole = compareWhole(older, newer);
+  if (whole !== null || newer.clauses.length > 0) return whole;
+  for (const clause of older.clauses) {
+    if (clause.negative === newer.negative) continue;
+    const v = compareWhole(clause, newer, 2);
+    if (v !== null && (v.rule === "negation" || v.rule === "opposite")) return v;
+  }
+  return null;
+}
+
+/** `minShared`: words the two must have in common besides copulas (a clause alone says little). */
+function compareWhole(older: Statement, newer: Statement, minShared = 1): Verdict | null {
   const a = older.tokens.map((t) => t.text);
   const b = newer.tokens.map((t) => t.text);
   const hunks = diffHunks(a, b);
   const inHunk = new Set(hunks.flatMap((h) => h.removed));
   const sharedTokens = older.tokens.filter((t, i) => !inHunk.has(i) && t.kind !== "be");
   const shared = sharedTokens.length;
-  if (shared === 0) return null;
+  if (shared < minShared) return null;
   if (older.preference && newer.preference) {
     const [x, y] = older.preference;
     const [p, q] = newer.preference;
     if (x === q && y === p) return verdict("preference", `preference reversed: ${x} over ${y} → ${p} over ${q}`, shared, older, newer);
   }
   if (older.negative !== newer.negative) return polarityVerdict(older, newer, hunks, shared);
+  if (hunks.length === 0 || newer.additive) return null;
+  const switched = switchVerdict(older, newer, shared);
+  if (switched !== null) return switched;
   const replaced = hunks.filter((h) => h.removed.length > 0 && h.added.length > 0);
-  // A value change needs a frame: at least two words in common besides the value.
-  if (replaced.length !== 1 || newer.additive || shared < 2) return null;
+  if (replaced.length !== 1) return null;
+  const role = roleVerdict(older, newer, hunks, shared);
+  if (role !== null) return role;
+  // A value change needs a frame: at least two words in common besides the value, or one when the newer
+  // statement says it is so now ("The user is single" → "The user is now married").
+  if (shared < (newer.changeMarked ? 1 : 2)) return null;
   return valueVerdict(older, newer, hunks, replaced[0]!, shared);
 }
 

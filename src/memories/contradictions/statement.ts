@@ -1,6 +1,11 @@
 import {
+  abbreviations,
   additiveMarkers,
+  changeMarkers,
+  changeVerbs,
   copulas,
+  definiteDeterminers,
+  irregularForms,
   months,
   multiValuedVerbs,
   negations,
@@ -27,7 +32,18 @@ export interface Token {
 }
 
 /** What a text that is not compared yields: no tokens, so no rule fires. */
-export const noStatement: Statement = { tokens: [], negative: false, polarityWords: [], additive: false, preference: null, manyValued: false };
+export const noStatement: Statement = {
+  tokens: [],
+  negative: false,
+  polarityWords: [],
+  additive: false,
+  preference: null,
+  manyValued: false,
+  definiteRole: false,
+  changeMarked: false,
+  replaces: null,
+  clauses: [],
+};
 
 export interface Statement {
   /** Content tokens in order, without function words, negations and opposites. */
@@ -42,6 +58,14 @@ export interface Statement {
   preference: [string, string] | null;
   /** Its verb can hold many values at once ("likes", "speaks"): a new value adds rather than replaces. */
   manyValued: boolean;
+  /** Its copula is followed by a definite determiner: a role one holder has ("X is the tech lead"). */
+  definiteRole: boolean;
+  /** It says that something is so now ("is now", "anymore"): it replaces what was. */
+  changeMarked: boolean;
+  /** "switched from X to Y": the normalised tokens of X, which this statement replaces. */
+  replaces: string[] | null;
+  /** Its clauses (split at ",", ";" and "and"), when it has two to four; otherwise empty. */
+  clauses: Statement[];
 }
 
 /** A light suffix stripper: enough to make "lives", "lived" and "living" one word. */
@@ -80,6 +104,8 @@ function expandContractions(text: string): string {
 
 function classify(word: string, sentenceStart: boolean): Omit<Token, "original"> | null {
   const lower = word.toLowerCase();
+  const irregular = irregularForms.get(lower);
+  if (irregular !== undefined) return { text: irregular, kind: "word" };
   if (copulas.has(lower)) return { text: "be", kind: "be" };
   if (lower === "may") return { text: "may", kind: "time" };
   if (stopwords.has(lower)) return null;
@@ -123,20 +149,42 @@ function preferenceOf(words: readonly string[]): [string, string] | null {
   return null;
 }
 
+/** At most this many clauses are read separately, of a text at most this long (longer ones are documents). */
+const maxClauses = 4;
+const maxClauseTextChars = 1000;
+// Each alternative starts with a fixed character, so a long run of spaces is scanned once.
+const clauseSeparator = /[,;]\s*(?:and\s)?|\sand\s/i;
+
 /** Reads one memory's text into the tokens and polarity the rules compare. */
 export function statementOf(text: string): Statement {
+  const statement = clauseStatement(text);
+  if (text.length > maxClauseTextChars) return statement;
+  const parts = text.split(clauseSeparator);
+  if (parts.length >= 2 && parts.length <= maxClauses) statement.clauses = parts.map((p) => clauseStatement(p.trim()));
+  return statement;
+}
+
+function clauseStatement(text: string): Statement {
   let prepared = expandContractions(text);
   for (const [pattern, replacement] of phrases) prepared = prepared.replace(new RegExp(pattern.source, "gi"), replacement);
   const matches = [...prepared.matchAll(tokenPattern)];
   const words = matches.map((m) => withoutTrailingPunctuation(m[0]));
-  // The first word, and any after ". ", "! ", "? " or ": " (e.g. "Jon: Hey Gina"), starts a sentence.
-  const startsSentence = matches.map((m, i) => i === 0 || /[.!?:]\s*$/.test(prepared.slice(matches[i - 1]!.index!, m.index)));
+  // The first word, and any after ". ", "! ", "? " or ": " (e.g. "Jon: Hey Gina"), starts a sentence;
+  // not after an abbreviation ("Dr. Keller").
+  const startsSentence = matches.map(
+    (m, i) =>
+      i === 0 ||
+      (/[.!?:]\s*$/.test(prepared.slice(matches[i - 1]!.index!, m.index)) && !abbreviations.has(words[i - 1]!.toLowerCase())),
+  );
   const tokens: Token[] = [];
+  /** The index in `words` of each token. */
+  const wordIndex: number[] = [];
   const polarity: string[] = [];
   let flips = 0;
-  const manyValued = words.some((w) => multiValued.has(stem(w.toLowerCase())));
+  const lowerWords = words.map((w) => w.toLowerCase());
+  const manyValued = lowerWords.some((w) => multiValued.has(stem(w)));
   words.forEach((word, i) => {
-    const lower = word.toLowerCase();
+    const lower = lowerWords[i]!;
     // "may" is a month only before a day ("May 12").
     if (lower === "may" && !/^\d/.test(words[i + 1] ?? "")) return;
     if (negations.has(lower)) {
@@ -151,7 +199,10 @@ export function statementOf(text: string): Statement {
       return;
     }
     const token = classify(word, startsSentence[i]!);
-    if (token) tokens.push({ ...token, original: word });
+    if (token) {
+      tokens.push({ ...token, original: word });
+      wordIndex.push(i);
+    }
   });
   // Days next to a month are part of the date; a unit after a number is part of the number.
   tokens.forEach((t, i) => {
@@ -171,5 +222,29 @@ export function statementOf(text: string): Statement {
     additive: additiveMarkers.some((m) => lowerText.includes(` ${m} `)),
     preference: preference ? [stem(preference[0]), stem(preference[1])] : null,
     manyValued,
+    definiteRole: definiteAfterCopula(lowerWords),
+    changeMarked: lowerWords.some((w) => changeMarkers.has(w)),
+    replaces: replacedValue(lowerWords, tokens, wordIndex),
+    clauses: [],
   };
+}
+
+function definiteAfterCopula(words: readonly string[]): boolean {
+  const copula = words.findIndex((w) => copulas.has(w));
+  if (copula < 0) return false;
+  let next = copula + 1;
+  while (next < words.length && changeMarkers.has(words[next]!)) next++;
+  return next < words.length && definiteDeterminers.has(words[next]!);
+}
+
+/** "switched from X to Y" (or moved, migrated, …): the tokens of X. */
+function replacedValue(words: readonly string[], tokens: readonly Token[], wordIndex: readonly number[]): string[] | null {
+  for (let i = 0; i + 2 < words.length; i++) {
+    if (!changeVerbs.has(words[i]!) || words[i + 1] !== "from") continue;
+    const to = words.indexOf("to", i + 2);
+    if (to < 0) return null;
+    const x = tokens.filter((_, k) => wordIndex[k]! > i + 1 && wordIndex[k]! < to).map((t) => t.text);
+    return x.length > 0 ? x : null;
+  }
+  return null;
 }

@@ -1,4 +1,5 @@
 import { connect, Index, MatchQuery, type Table } from "@lancedb/lancedb";
+import { lanceAnalyser } from "../analyser.js";
 import { inFlightGate } from "./in-flight-gate.js";
 import { idIn, lanceFilter } from "./lance-filter.js";
 import { lanceSchema, toArrowTable } from "./lance-records.js";
@@ -51,12 +52,11 @@ const partitionsFor = (rows: number) => Math.min(1024, Math.max(16, Math.round(M
 const annIndexPrefix = "vector_ivf_flat_p";
 
 /**
- * BM25 over the content column, with the English stemmer and stop words. Positions are left out: recall
+ * BM25 over the content column with the shared analyser (see analyser.ts). Positions are left out: recall
  * never runs phrase queries, and the index is smaller and faster to update without them. Rows written
  * since the last optimize() are still searched, by a scan that grows with their number.
  */
-const fullTextIndex = () =>
-  Index.fts({ language: "English", stem: true, removeStopWords: true, asciiFolding: true, withPosition: false });
+const fullTextIndex = () => Index.fts({ ...lanceAnalyser.options, withPosition: false });
 
 /** Tables of earlier layouts; their vectors are rebuilt from Postgres into the current table. */
 const retiredTablePrefixes = ["memories_v1_"];
@@ -211,19 +211,28 @@ export async function nearestThenExact(
 }
 
 /**
- * Creates the full-text index (BM25 on `column`) that keyword search needs from the first query. Nodes
- * starting together race to create it: the loser's conflict is retried, and then finds it built (or is
- * told it exists). A fresh Index per attempt: LanceDB refuses to use one twice.
+ * Creates the full-text index (BM25 on `column`) that keyword search needs from the first query, named
+ * after the analyser's version; an index built with an earlier analyser is replaced (the new one is
+ * built before the old one is dropped, so keyword search keeps working meanwhile). Nodes starting
+ * together race to create it: the loser's conflict is retried, and then finds it built (or is told it
+ * exists). A fresh Index per attempt: LanceDB refuses to use one twice.
  */
 export async function ensureFullTextIndex(table: Table, column: string): Promise<void> {
-  const hasIt = async () => (await table.listIndices()).some((i) => i.columns.includes(column));
+  const name = `${column}_fts_${lanceAnalyser.version}`;
+  const onColumn = async () => (await table.listIndices()).filter((i) => i.indexType === "FTS" && i.columns.includes(column));
   await retryConflicts(async () => {
-    if (await hasIt()) return;
-    try {
-      await table.createIndex(column, { config: fullTextIndex() });
-    } catch (err) {
-      if (/already exists/i.test(String(err)) && (await hasIt())) return;
-      throw err;
+    if (!(await onColumn()).some((i) => i.name === name)) {
+      try {
+        await table.createIndex(column, { config: fullTextIndex(), name });
+      } catch (err) {
+        if (!/already exists/i.test(String(err)) || !(await onColumn()).some((i) => i.name === name)) throw err;
+      }
+    }
+    for (const old of await onColumn()) {
+      if (old.name === name) continue;
+      await table.dropIndex(old.name).catch((err: unknown) => {
+        if (!/not found|does not exist/i.test(String(err))) throw err;
+      });
     }
   });
 }

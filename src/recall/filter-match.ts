@@ -1,0 +1,26 @@
+import type { MemoryRecord } from "../memories/memory-store.js";
+import type { VectorFilter } from "../search/vector/vector-index.js";
+
+const anyOf = (have: readonly string[], wanted: readonly string[] | undefined) => wanted === undefined || have.some((h) => wanted.includes(h));
+
+/**
+ * Whether a memory read from Postgres passes the filter the index applies (see VectorFilter), for
+ * memories recall reaches without the index: the successors of shadowed candidates.
+ */
+export function matchesFilter(m: MemoryRecord, f: VectorFilter): boolean {
+  const created = m.createdAt.getTime();
+  return (
+    m.workspaceId === f.workspaceId &&
+    anyOf(m.containers, f.containers) &&
+    anyOf([m.id], f.ids) &&
+    anyOf([m.type], f.types) &&
+    anyOf(m.tags, f.tags) &&
+    (f.severities === undefined || (m.severity !== null && f.severities.includes(m.severity))) &&
+    (f.minConfidence === undefined || m.confidence >= f.minConfidence) &&
+    anyOf([m.state], f.states) &&
+    (f.createdAfter === undefined || created >= f.createdAfter) &&
+    (f.createdBefore === undefined || created < f.createdBefore) &&
+    (f.validAt === undefined ||
+      (m.validFrom.getTime() <= f.validAt && (m.validUntil === null || m.validUntil.getTime() > f.validAt)))
+  );
+}
