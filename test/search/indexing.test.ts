@@ -219,5 +219,6 @@ describe("embedding model changes", () => {
     } finally {
       await rm(dataDir, { recursive: true, force: true });
     }
-  });
+    // Three cold starts of an on-disk PGlite (two servers and the CLI) and a model load in a child process.
+  }, 120_000);
 });
