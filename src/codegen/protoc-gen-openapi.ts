@@ -13,7 +13,7 @@ import {
 import { getComments, runNodeJs, type Plugin } from "@bufbuild/protoplugin";
 import { errorCodes } from "../errors/codes.js";
 import { restEnumValues } from "../transport/rest/enum-names.js";
-import { restRouteOf, type RestRoute } from "../transport/rest/rest-route.js";
+import { isJsonQueryField, restRouteOf, type RestRoute } from "../transport/rest/rest-route.js";
 
 type Json = Record<string, unknown>;
 
@@ -156,7 +156,8 @@ function parameter(field: DescField, location: "path" | "query"): Json {
     in: location,
     ...(description === undefined ? {} : { description }),
     ...(location === "path" ? { required: true } : {}),
-    schema,
+    // A Struct travels as the text of a JSON object; a list repeats its parameter.
+    ...(isJsonQueryField(field) ? { content: { "application/json": { schema } } } : { schema }),
   };
 }
 

@@ -4,9 +4,11 @@ import { ContradictionSchema, type MemoryInput, type MemoryService } from "../..
 import { assertMayWrite, mayWrite, scopeOf, writeContainers } from "../accounts/container-scope.js";
 import { agentPrincipal } from "../accounts/principal.js";
 import type { Database } from "../db/database.js";
-import { invalidRequest, notFound } from "../errors/api-error.js";
+import { apiError, invalidRequest, notFound } from "../errors/api-error.js";
 import type { ContradictionFinder, FoundContradiction } from "./contradictions/finder.js";
 import { createMemories } from "./create-memories.js";
+import { encodeListCursor, parseListRequest } from "./list-rules.js";
+import { listMemories } from "./memory-list.js";
 import { fieldsOf, memoryMessage } from "./memory-message.js";
 import { fieldsToUpdate, mergeFields, parseMemoryFields } from "./memory-rules.js";
 import { countTokens } from "../recall/tokens.js";
@@ -130,6 +132,17 @@ export function memoryService(db: Database, opts: MemoryServiceOptions): Service
       });
       opts.afterWrite();
       return { id: req.id, versionsDeleted: result.versions, restored: result.restored };
+    },
+
+    async listMemories(req, ctx) {
+      const principal = agentPrincipal(ctx);
+      const q = parseListRequest(req);
+      const outside = principal.container === null ? undefined : q.containers.find((c) => c !== principal.container);
+      if (outside !== undefined) {
+        throw apiError("forbidden", `this key is scoped to container ${principal.container} and cannot list ${outside}`, { container: outside });
+      }
+      const page = await listMemories(db, scopeOf(principal), q);
+      return { memories: page.memories.map(memoryMessage), nextPageToken: page.next ? encodeListCursor(page.next) : undefined };
     },
 
     async listMemoryVersions(req, ctx) {

@@ -4,11 +4,12 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 
 import { invalidRequest } from "../../errors/api-error.js";
 import type { ServiceBinding } from "../service-binding.js";
 import { findField, fromRestJson, toRestJson } from "./rest-json.js";
-import { restRouteOf, type RestRoute } from "./rest-route.js";
+import { isJsonQueryField, restRouteOf, type RestRoute } from "./rest-route.js";
 import { requestHeaders } from "../headers.js";
 import { decodeJsonValue } from "../decode-errors.js";
 
 function scalarFromText(field: DescField, text: string, at: string): JsonValue {
+  if (isJsonQueryField(field)) return jsonObjectFromText(text, at);
   if (field.fieldKind === "enum" || (field.fieldKind === "list" && field.listKind === "enum")) return text;
   const scalar = field.fieldKind === "scalar" || (field.fieldKind === "list" && field.listKind === "scalar") ? field.scalar : undefined;
   if (scalar === undefined) throw invalidRequest(at, "type", "cannot be given as a query parameter");
@@ -27,6 +28,17 @@ function scalarFromText(field: DescField, text: string, at: string): JsonValue {
   }
 }
 
+function jsonObjectFromText(text: string, at: string): JsonValue {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw invalidRequest(at, "json", "must be a JSON object (URL-encoded)");
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) throw invalidRequest(at, "type", "must be a JSON object");
+  return value as JsonValue;
+}
+
 /** Builds the proto3 JSON of the request from path parameters, query string and body. */
 function requestJson(route: RestRoute, req: FastifyRequest): Record<string, JsonValue> {
   const json: Record<string, JsonValue> =
@@ -39,16 +51,18 @@ function requestJson(route: RestRoute, req: FastifyRequest): Record<string, Json
   }
   const params = req.params as Record<string, string>;
   for (const field of route.pathFields) json[field.jsonName] = scalarFromText(field, params[field.name]!, field.jsonName);
+  const query: Record<string, JsonValue> = {};
   for (const [key, raw] of Object.entries(req.query as Record<string, string | string[]>)) {
     const field = findField(route.method.input, key);
     if (!field || !route.queryFields.includes(field)) {
       throw invalidRequest(key, "unknown_field", "is not a known query parameter");
     }
     const values = Array.isArray(raw) ? raw : [raw];
-    json[field.jsonName] =
+    query[field.jsonName] =
       field.fieldKind === "list" ? values.map((v) => scalarFromText(field, v, key)) : scalarFromText(field, values.at(-1)!, key);
   }
-  return json;
+  // Query parameters spell enums as REST JSON does ("fact").
+  return Object.assign(json, fromRestJson(route.method.input, query, ""));
 }
 
 /** Registers every annotated method of the bindings as a REST route (a Fastify plugin). */
