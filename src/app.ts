@@ -22,10 +22,12 @@ import { createJudge } from "./memories/contradictions/judge.js";
 import { purgeIdempotencyKeys } from "./memories/idempotency.js";
 import { memoryService } from "./memories/memory-service.js";
 import { backfillContentTokens } from "./memories/token-backfill.js";
+import { writeEmbedder } from "./memories/write-vectors.js";
 import { createTokenCounter } from "./recall/token-counter.js";
 import { checkIndexState } from "./search/index-state.js";
 import { createIndexer, defaultIndexerOptions, type Indexer } from "./search/indexer.js";
 import { createMaintainerLease, type MaintainerLease } from "./search/maintainer-lease.js";
+import { pendingReader } from "./recall/pending-candidates.js";
 import { recallService } from "./recall/recall-service.js";
 import { createTraceStore, type TraceStore } from "./recall/trace-store.js";
 import { lanceLocationOf, openVectorIndex } from "./search/vector/open-vector-index.js";
@@ -119,6 +121,7 @@ export async function startApp(config: Config): Promise<App> {
       db,
       vectors,
       embedQuery,
+      readPending: pendingReader(db),
       traces,
       receiptsEnabled: config.RECEIPTS_ENABLED,
       usage,
@@ -145,6 +148,7 @@ export async function startApp(config: Config): Promise<App> {
       afterWrite: config.INDEXER_ENABLED ? indexer.notify : () => undefined,
       findContradictions,
       tokens,
+      embedWrites: writeEmbedder(embedder, fastify.log),
     });
     const bindings: ServiceBinding[] = [
       bindService(MemoryService, memories, { ...guard, role: "agent" }),

@@ -28,6 +28,7 @@ import {
   type Shadowing,
 } from "./memory-store.js";
 import { memoryMessage } from "./memory-message.js";
+import type { WriteEmbedder } from "./write-vectors.js";
 import { snippet } from "./snippet.js";
 
 export interface CreateOptions {
@@ -35,6 +36,7 @@ export interface CreateOptions {
   usage: UsageMeter;
   findContradictions: ContradictionFinder | null;
   tokens: TokenCounter;
+  embedWrites: WriteEmbedder;
 }
 
 type CreateResponse = MessageInitShape<typeof CreateMemoriesResponseSchema>;
@@ -111,6 +113,9 @@ export async function createMemories(opts: CreateOptions, req: CreateMemoriesReq
   const inBatch = batchDuplicates(probes);
   const stored = await findDuplicates(db, workspaceId, probes);
   const fresh = records.map((_, i) => i).filter((i) => inBatch[i] === undefined && !stored[i]);
+  // First, so contradiction detection finds these vectors in the embedder's cache instead of embedding again.
+  const embedded = await opts.embedWrites(fresh.map((i) => records[i]!.content));
+  const vectors = new Map(fresh.map((i, k) => [records[i]!.id, embedded[k]!]));
   const [found, counts] = await Promise.all([
     opts.findContradictions ? opts.findContradictions(workspaceId, fresh.map((i) => records[i]!)) : [],
     opts.tokens.count(fresh.map((i) => records[i]!.content)),
@@ -129,7 +134,7 @@ export async function createMemories(opts: CreateOptions, req: CreateMemoriesReq
     const createdIds = new Set(created.map((i) => records[i]!.id));
     // Only rows actually inserted count against the plan; a crossed cap aborts the whole batch.
     await opts.usage.reserveMemories(tx, principal, created.map((i) => records[i]!.contentTokens ?? 0));
-    await insertMemories(tx, created.map((i) => records[i]!));
+    await insertMemories(tx, created.map((i) => records[i]!), vectors);
 
     const contradictions = found.filter((f) => createdIds.has(records[fresh[f.newer]!]!.id));
     // Detection shadows only what the key could shadow explicitly (supersedes); the rest is only reported.

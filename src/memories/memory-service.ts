@@ -24,6 +24,7 @@ import {
   type MemoryRecord,
 } from "./memory-store.js";
 import { snippet } from "./snippet.js";
+import type { WriteEmbedder } from "./write-vectors.js";
 
 export { memoryMessage } from "./memory-message.js";
 
@@ -36,6 +37,8 @@ export interface MemoryServiceOptions {
   findContradictions: ContradictionFinder | null;
   /** Counts tokens of new contents (cost units, recall's token budget). */
   tokens: TokenCounter;
+  /** Embeds written contents, for recall before the indexer has caught up. */
+  embedWrites: WriteEmbedder;
 }
 
 export function memoryService(db: Database, opts: MemoryServiceOptions): ServiceImpl<typeof MemoryService> {
@@ -84,6 +87,8 @@ export function memoryService(db: Database, opts: MemoryServiceOptions): Service
       assertMayWrite(principal, before.containers);
       const planned = nextOf(before);
       const plannedTokens = planned.contentTokens ?? (await opts.tokens.count([planned.content]))[0]!;
+      // Before detection, which then finds the vector in the embedder's cache.
+      const [plannedVector] = await opts.embedWrites([planned.content]);
       if (opts.findContradictions && before.state === "active" && planned.content !== before.content) {
         found = await opts.findContradictions(principal.workspaceId, [{ id: before.id, content: planned.content, containers: planned.containers }]);
       }
@@ -96,7 +101,8 @@ export function memoryService(db: Database, opts: MemoryServiceOptions): Service
         // Counted above, unless another edit changed the content meanwhile (and stored its count).
         next.contentTokens ??= next.content === planned.content ? plannedTokens : countTokens(next.content);
         await opts.usage.chargeUpdate(tx, principal, current.content, next.content, next.contentTokens);
-        await saveNewVersion(tx, next);
+        // A vector computed for content another edit has replaced meanwhile would mislead recall: none then.
+        await saveNewVersion(tx, next, next.content === planned.content ? plannedVector! : null);
         const valid = next.content === planned.content && current.state === "active" ? found : [];
         // Detection shadows only what the key could shadow explicitly; the rest is only reported.
         const shadowings = valid.filter((f) => mayWrite(principal, f.olderContainers)).map((f) => ({ id: f.olderId, by: next.id, force: false }));

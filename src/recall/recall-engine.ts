@@ -2,6 +2,8 @@ import type { Scope } from "../accounts/container-scope.js";
 import type { Database } from "../db/database.js";
 import type { MemoryRecord } from "../memories/memory-store.js";
 import { recheckCandidates } from "./candidate-store.js";
+import { keepMetadataMatches } from "./metadata-candidates.js";
+import { withPending, type PendingReader } from "./pending-candidates.js";
 import type { RecallQuery } from "./recall-rules.js";
 import {
   confidenceMultiplier,
@@ -66,6 +68,8 @@ export interface RecallEngineDeps {
   db: Database;
   vectors: VectorIndex;
   embedQuery(text: string): Promise<Float32Array>;
+  /** Memories written but not indexed yet (read-your-writes). */
+  readPending: PendingReader;
 }
 
 /** How many candidates each search contributes: enough headroom for filtering and deduplication. */
@@ -83,11 +87,16 @@ export async function runRecall(deps: RecallEngineDeps, q: RecallQuery, access: 
           embedMs = performance.now() - started;
           return v;
         });
-  const [semanticHits, keywordHits, vector] = await Promise.all([
-    queryVector ? queryVector.then((v) => deps.vectors.search(v, filter, pool)) : ([] as VectorHit[]),
-    q.mode === "semantic" ? ([] as KeywordHit[]) : deps.vectors.keywordSearch(q.query, filter, pool),
+  // Pending writes are read before the index is searched: a memory the indexer moves from its job to the
+  // index meanwhile is then in the index when searched, so a write is never missed by both.
+  const pendingRead = deps.readPending(access, { filter, metadata: q.metadata, keywordQuery: q.mode === "semantic" ? null : q.query });
+  const [indexedSemantic, indexedKeyword, vector, pending] = await Promise.all([
+    queryVector ? Promise.all([queryVector, pendingRead]).then(([v]) => deps.vectors.search(v, filter, pool)) : ([] as VectorHit[]),
+    q.mode === "semantic" ? ([] as KeywordHit[]) : pendingRead.then(() => deps.vectors.keywordSearch(q.query, filter, pool)),
     queryVector,
+    pendingRead,
   ]);
+  const { semantic: semanticHits, keyword: keywordHits } = withPending({ semantic: indexedSemantic, keyword: indexedKeyword }, pending, vector, pool);
 
   const cosineById = new Map(semanticHits.map((h) => [h.id, h.similarity]));
   const bm25ById = new Map(keywordHits.map((h) => [h.id, h.bm25]));
@@ -98,7 +107,9 @@ export async function runRecall(deps: RecallEngineDeps, q: RecallQuery, access: 
     keywordOnly.push(h.id);
     if (vector) cosineById.set(h.id, cosine(vector, h.vector));
   }
-  const ids = [...semanticHits.map((h) => h.id), ...keywordOnly];
+  const found = [...semanticHits.map((h) => h.id), ...keywordOnly];
+  // A metadata filter matching too many memories to prefilter the index by id is applied to the candidates.
+  const ids = q.metadata && !filter.ids ? await keepMetadataMatches(deps.db, found, q.metadata) : found;
   const checked = await recheckCandidates(deps.db, access, ids, q.mode === "semantic" ? null : q.query);
   const searchMs = performance.now() - started - embedMs;
 
