@@ -44,6 +44,8 @@ export async function reindex(force: boolean): Promise<void> {
       }
       if (!resuming) {
         await writeIndexState(db, embedder.info, vectors.kind, "reindexing");
+        // Vectors that writes left in queued jobs come from the previous model.
+        await db.query("update index_outbox set vector = null where vector is not null");
         await db.query("insert into index_outbox (memory_id) select id from memories");
       }
       const [{ n }] = (await db.query<{ n: number }>("select count(*)::int as n from index_outbox")) as [{ n: number }];

@@ -1,6 +1,7 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { Scope } from "../accounts/container-scope.js";
 import type { Sql } from "../db/database.js";
+import { vectorToBase64 } from "../search/vector/records.js";
 import { contentHash } from "./content-hash.js";
 import type { MemoryDraft } from "./memory-rules.js";
 
@@ -80,9 +81,8 @@ export const memoryColumns = (alias: string) =>
     .map((c) => `${alias}.${c}`)
     .join(", ");
 
-/** A vector as the outbox stores it (float4 bytes, base64 in JSON parameters); null when the write could not embed. */
-const vectorText = (v: Float32Array | null | undefined): string | null =>
-  v ? Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString("base64") : null;
+/** null when the write could not embed. */
+const vectorText = (v: Float32Array | null | undefined): string | null => (v ? vectorToBase64(v) : null);
 
 /**
  * Inserts new memories (version 1), their first versions and their indexing jobs in one statement. Each job

@@ -3,6 +3,7 @@ import type { Sql } from "../db/database.js";
 import { addMetadataConditions, scopeConditions } from "../memories/memory-list.js";
 import type { MetadataFilter } from "../memories/metadata-filter.js";
 import { cosine } from "../search/scoring.js";
+import { vectorFromBytes } from "../search/vector/records.js";
 import type { KeywordHit, VectorFilter, VectorHit } from "../search/vector/vector-index.js";
 
 // Read-your-writes. A write commits its memory and an indexing job carrying the vector the write path
@@ -57,9 +58,6 @@ function filterConditions(scope: Scope, { filter, metadata }: PendingQuery) {
   return c;
 }
 
-const toFloat32 = (bytes: Uint8Array): Float32Array =>
-  new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
-
 /** Reads the workspace's newest content jobs with what recall needs to score their memories. */
 export function pendingReader(sql: Sql): PendingReader {
   return async (scope, query) => {
@@ -91,7 +89,7 @@ export function pendingReader(sql: Sql): PendingReader {
       rows: rows.map((r) => ({
         id: r.id,
         matches: r.matches,
-        vector: r.vector ? toFloat32(r.vector) : null,
+        vector: r.vector ? vectorFromBytes(r.vector) : null,
         length: r.length ?? 0,
         termFrequencies: r.tf ?? {},
       })),
