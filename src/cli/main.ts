@@ -1,4 +1,5 @@
 import { parseArgs } from "node:util";
+import { memoriesUsage } from "./memories.js";
 import { skillsUsage } from "./skills.js";
 
 // `agentmem keys` wraps the admin REST API: it talks to AGENTMEM_URL (default http://127.0.0.1:8080)
@@ -13,9 +14,10 @@ const usage = `usage:
   agentmem reindex [--force]    re-embed every memory with the configured model (stop the server first
                                 when storage is embedded; resumable)
 ${skillsUsage}
+${memoriesUsage}
 
 environment: AGENTMEM_URL (default http://127.0.0.1:8080), AGENTMEM_ADMIN_KEY (required for keys),
-  AGENTMEM_API_KEY (an agent key, required for skills)`;
+  AGENTMEM_API_KEY (an agent key, required for skills and memories)`;
 
 function fail(message: string): never {
   console.error(message);
@@ -44,6 +46,10 @@ if (group === "reindex") {
 if (group === "skills") {
   const { skillsCommand } = await import("./skills.js");
   process.exit(await skillsCommand(command, rest));
+}
+if (group === "memories") {
+  const { memoriesCommand } = await import("./memories.js");
+  process.exit(await memoriesCommand(command, rest));
 }
 if (group !== "keys") fail(usage);
 const { values, positionals } = parseArgs({
