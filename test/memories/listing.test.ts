@@ -139,7 +139,7 @@ describe.each(backends)("listing memories (%s)", (backend) => {
 
   it("keeps only matching candidates when too many memories match to prefilter the index by id", async () => {
     const filter = parseMetadataFilter({ project: "atlas", owners: ["ana"] }, "metadata")!;
-    expect(await keepMetadataMatches(server.app.db, [made.a, made.b, made.c, made.f], filter)).toEqual([made.f]);
+    expect(await keepMetadataMatches(server.app.db, [made.a!, made.b!, made.c!, made.f!], filter)).toEqual([made.f]);
   });
 
   it("answers the same over Connect and gRPC", async () => {
