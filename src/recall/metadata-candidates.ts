@@ -1,6 +1,6 @@
 import type { Scope } from "../accounts/container-scope.js";
-import type { Sql } from "../db/database.js";
-import { addMetadataConditions, Conditions, scopeConditions } from "../memories/memory-list.js";
+import type { Database, Sql } from "../db/database.js";
+import { addMetadataConditions, Conditions, scopeConditions, withBitmapScans } from "../memories/memory-list.js";
 import type { MetadataFilter } from "../memories/metadata-filter.js";
 import type { VectorFilter } from "../search/vector/vector-index.js";
 
@@ -12,7 +12,7 @@ import type { VectorFilter } from "../search/vector/vector-index.js";
 export const metadataPrefilterLimit = 5000;
 
 /** The ids of the memories in scope matching the filters, or null when more than metadataPrefilterLimit do. */
-export async function metadataPrefilter(sql: Sql, scope: Scope, filter: VectorFilter, metadata: MetadataFilter): Promise<string[] | null> {
+export async function metadataPrefilter(db: Database, scope: Scope, filter: VectorFilter, metadata: MetadataFilter): Promise<string[] | null> {
   const c = scopeConditions(scope);
   if (filter.containers) c.add("m.containers && $::text[]", filter.containers);
   if (filter.types) c.add("m.type = any($::text[])", filter.types);
@@ -22,7 +22,8 @@ export async function metadataPrefilter(sql: Sql, scope: Scope, filter: VectorFi
   if (filter.createdBefore !== undefined) c.add("m.created_at < $", new Date(filter.createdBefore));
   addMetadataConditions(c, metadata);
   const limit = c.param(metadataPrefilterLimit + 1);
-  const rows = await sql.query<{ id: string }>(`select m.id from memories m where ${c.where} limit ${limit}`, c.params);
+  // Through the GIN index: left to the planner, a filter matching nothing could scan every memory.
+  const rows = await withBitmapScans(db, (tx) => tx.query<{ id: string }>(`select m.id from memories m where ${c.where} limit ${limit}`, c.params));
   return rows.length > metadataPrefilterLimit ? null : rows.map((r) => r.id);
 }
 
