@@ -49,7 +49,7 @@ export function addMetadataConditions(c: Conditions, filter: MetadataFilter, ali
 }
 
 /** A metadata filter matching at most this many memories is answered from the GIN index, then sorted. */
-export const fewMatches = 5000;
+export const fewMatches = 1000;
 
 /**
  * Runs fn in a transaction whose queries may only use bitmap scans, so a metadata filter is looked up in its
