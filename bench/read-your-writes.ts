@@ -102,7 +102,7 @@ async function main(): Promise<number> {
         await post("recall", { query, searchMode: mode, limit: 10 });
         latencies.push(performance.now() - started);
         const t0 = performance.now();
-        const pending = await readPending({ workspaceId, container: "bench-1" }, { filter: { workspaceId, containers: ["bench-1"] }, metadata: null, keywordQuery: mode === "semantic" ? null : query });
+        const pending = await readPending({ workspaceId, container: "bench-1" }, { filter: { workspaceId, containers: ["bench-1"] }, metadata: null, keywordQuery: mode === "semantic" ? null : query, vectors: mode !== "keyword" });
         const t1 = performance.now();
         withPending({ semantic: [], keyword: [] }, pending, mode === "keyword" ? undefined : new Float32Array(app.model.info.dimensions).fill(0.04), 40);
         scoringMs.push(performance.now() - t1);

@@ -38,6 +38,8 @@ export interface PendingQuery {
   metadata: MetadataFilter | null;
   /** The keyword query; null when the recall does not match words. */
   keywordQuery: string | null;
+  /** Whether the recall scores by meaning and so needs the vectors. */
+  vectors: boolean;
 }
 
 export type PendingReader = (scope: Scope, query: PendingQuery) => Promise<PendingWrites>;
@@ -65,18 +67,23 @@ export function pendingReader(sql: Sql): PendingReader {
     const workspace = c.param(scope.workspaceId);
     const limit = c.param(pendingScanLimit);
     const words = c.param(query.keywordQuery);
+    const vectors = c.param(query.vectors);
+    // Vectors (2 KiB each) are read only for the jobs that pass the filters, and only when scored by meaning;
+    // term frequencies only for memories that contain a query word.
     const rows = await sql.query<{ id: string; matches: boolean; vector: Uint8Array | null; length: number | null; tf: Record<string, number> | null; corpus: string | null }>(
       `with recent as materialized (
-         select distinct on (o.memory_id) o.memory_id, o.version, o.vector
-         from (select memory_id, version, vector, seq from index_outbox
+         select distinct on (o.memory_id) o.memory_id, o.version, o.seq
+         from (select memory_id, version, seq from index_outbox
                where workspace_id = ${workspace} and version is not null order by seq desc limit ${limit}) o
          order by o.memory_id, o.seq desc),
        query as materialized (
-         select coalesce(array_agg(lexeme), '{}') as lexemes from unnest(to_tsvector('english', coalesce(${words}::text, ''))))
+         select coalesce(array_agg(lexeme), '{}') as lexemes,
+           coalesce(string_agg(quote_literal(lexeme), ' | '), '')::tsquery as q
+         from unnest(to_tsvector('english', coalesce(${words}::text, ''))))
        select r.memory_id as id, f.matches,
-         case when f.matches and m.version = r.version then r.vector end as vector,
+         case when f.matches and ${vectors}::boolean and m.version = r.version then (select o.vector from index_outbox o where o.seq = r.seq) end as vector,
          case when f.matches then length(m.tsv) end as length,
-         case when f.matches and ${words}::text is not null then (
+         case when f.matches and ${words}::text is not null and m.tsv @@ (select q from query) then (
            select jsonb_object_agg(u.lexeme, coalesce(array_length(u.positions, 1), 1))
            from unnest(m.tsv) as u where u.lexeme = any((select lexemes from query)::text[])) end as tf,
          (select memories_stored from workspace_usage where workspace_id = ${workspace})::text as corpus

@@ -89,7 +89,7 @@ export async function runRecall(deps: RecallEngineDeps, q: RecallQuery, access: 
         });
   // Pending writes are read before the index is searched: a memory the indexer moves from its job to the
   // index meanwhile is then in the index when searched, so a write is never missed by both.
-  const pendingRead = deps.readPending(access, { filter, metadata: q.metadata, keywordQuery: q.mode === "semantic" ? null : q.query });
+  const pendingRead = deps.readPending(access, { filter, metadata: q.metadata, keywordQuery: q.mode === "semantic" ? null : q.query, vectors: q.mode !== "keyword" });
   const [indexedSemantic, indexedKeyword, vector, pending] = await Promise.all([
     queryVector ? Promise.all([queryVector, pendingRead]).then(([v]) => deps.vectors.search(v, filter, pool)) : ([] as VectorHit[]),
     q.mode === "semantic" ? ([] as KeywordHit[]) : pendingRead.then(() => deps.vectors.keywordSearch(q.query, filter, pool)),
