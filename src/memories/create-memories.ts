@@ -113,13 +113,14 @@ export async function createMemories(opts: CreateOptions, req: CreateMemoriesReq
   const inBatch = batchDuplicates(probes);
   const stored = await findDuplicates(db, workspaceId, probes);
   const fresh = records.map((_, i) => i).filter((i) => inBatch[i] === undefined && !stored[i]);
-  // First, so contradiction detection finds these vectors in the embedder's cache instead of embedding again.
-  const embedded = await opts.embedWrites(fresh.map((i) => records[i]!.content));
-  const vectors = new Map(fresh.map((i, k) => [records[i]!.id, embedded[k]!]));
-  const [found, counts] = await Promise.all([
-    opts.findContradictions ? opts.findContradictions(workspaceId, fresh.map((i) => records[i]!)) : [],
+  // Embedded first, so contradiction detection finds the vectors in the embedder's cache; tokens are counted meanwhile.
+  const [[embedded, found], counts] = await Promise.all([
+    opts.embedWrites(fresh.map((i) => records[i]!.content)).then(
+      async (vectors) => [vectors, opts.findContradictions ? await opts.findContradictions(workspaceId, fresh.map((i) => records[i]!)) : []] as const,
+    ),
     opts.tokens.count(fresh.map((i) => records[i]!.content)),
   ]);
+  const vectors = new Map(fresh.map((i, k) => [records[i]!.id, embedded[k]!]));
   fresh.forEach((i, k) => (records[i]!.contentTokens = counts[k]!));
 
   const outcome = await db.transaction(async (tx) => {
