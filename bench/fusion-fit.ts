@@ -24,6 +24,7 @@ import { runRecall } from "../src/recall/recall-engine.js";
 import type { RecallQuery } from "../src/recall/recall-rules.js";
 import { relevance } from "../src/recall/scoring.js";
 import { keywordRelevance } from "../src/search/scoring.js";
+import { pendingReader } from "../src/recall/pending-candidates.js";
 import { ingestAgentFacts, loadAgentFacts } from "./lib/agent-facts.js";
 import { loadLocomo } from "./lib/locomo.js";
 import { alignedTable } from "./lib/table.js";
@@ -50,12 +51,12 @@ const adminKey = `bench-admin-${randomBytes(16).toString("hex")}`;
 function queryOf(query: string, containers: string[]): RecallQuery {
   return {
     query, containers, types: [], tags: [], severity: null, limit: 10, mode: "hybrid", minConfidence: 0, includeReceipt: true,
-    includeExpired: false, includeShadowed: false, createdAfter: null, createdBefore: null, validAt: new Date(), threshold: 0, maxTokens: null,
+    includeExpired: false, includeShadowed: false, createdAfter: null, createdBefore: null, validAt: new Date(), threshold: 0, maxTokens: null, metadata: null,
   };
 }
 
 async function candidatesOf(app: App, workspaceId: string, query: string, containers: string[], labelOf: Map<string, string>): Promise<Cand[]> {
-  const deps = { db: app.db, vectors: app.vectors, embedQuery: async (t: string) => (await app.model.embed([t]))[0]! };
+  const deps = { db: app.db, vectors: app.vectors, embedQuery: async (t: string) => (await app.model.embed([t]))[0]!, readPending: pendingReader(app.db) };
   const filter = { workspaceId, ...(containers.length ? { containers } : {}) };
   const result = await runRecall(deps, queryOf(query, containers), { workspaceId, container: null }, filter);
   return result.candidates.map((c) => ({

@@ -24,10 +24,12 @@ import { createJudge } from "./memories/contradictions/judge.js";
 import { purgeIdempotencyKeys } from "./memories/idempotency.js";
 import { memoryService } from "./memories/memory-service.js";
 import { backfillContentTokens } from "./memories/token-backfill.js";
+import { writeEmbedder } from "./memories/write-vectors.js";
 import { createTokenCounter } from "./recall/token-counter.js";
 import { checkIndexState } from "./search/index-state.js";
 import { createIndexer, defaultIndexerOptions, type Indexer } from "./search/indexer.js";
 import { createMaintainerLease, type MaintainerLease } from "./search/maintainer-lease.js";
+import { pendingReader } from "./recall/pending-candidates.js";
 import { recallService } from "./recall/recall-service.js";
 import { createReranker } from "./recall/reranker.js";
 import { createTraceStore, type TraceStore } from "./recall/trace-store.js";
@@ -138,6 +140,7 @@ export async function startApp(config: Config): Promise<App> {
           )
         : null,
       rerankCandidates: config.RERANK_CANDIDATES,
+      readPending: pendingReader(db),
       traces,
       receiptsEnabled: config.RECEIPTS_ENABLED,
       usage,
@@ -164,6 +167,7 @@ export async function startApp(config: Config): Promise<App> {
       afterWrite: config.INDEXER_ENABLED ? indexer.notify : () => undefined,
       findContradictions,
       tokens,
+      embedWrites: writeEmbedder(embedder, fastify.log),
     });
     const afterSkillWrite = config.INDEXER_ENABLED ? skillIndexer.indexNow : async () => undefined;
     const emails = config.SMTP_URL

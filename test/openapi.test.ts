@@ -79,6 +79,12 @@ describe("gen/openapi.json", () => {
     expect(body?.properties.type.enum).toEqual(["fact", "lesson", "directive", "preference", "contact", "bookmark"]);
   });
 
+  it("describes ListMemories' metadata parameter as the text of a JSON object, and its lists as repeated parameters", () => {
+    const parameters = operation("/api/v1/agent/memories", "get").parameters ?? [];
+    expect(parameters.find((p) => p.name === "metadata")).toMatchObject({ in: "query", content: { "application/json": { schema: { type: "object" } } } });
+    expect(parameters.find((p) => p.name === "types")).toMatchObject({ in: "query", schema: { type: "array" } });
+  });
+
   it("takes UpdateMemory's mask from the body, not from a parameter", () => {
     const op = operation("/api/v1/agent/memories/{id}", "patch");
     expect(op.parameters).toContainEqual(expect.objectContaining({ name: "id", in: "path", required: true }));

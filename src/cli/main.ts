@@ -1,4 +1,5 @@
 import { parseArgs } from "node:util";
+import { memoriesUsage } from "./memories.js";
 import { skillsUsage } from "./skills.js";
 
 // `agentmem keys` wraps the admin REST API: it talks to AGENTMEM_URL (default http://127.0.0.1:8080)
@@ -12,13 +13,14 @@ const usage = `usage:
   agentmem keys revoke <key-id>
   agentmem workspaces profile <workspace> [--author-handle <handle>] [--email <address>]
                                 set the marketplace author profile (an empty --email removes it)
-  agentmem reindex [--force]    re-embed every memory with the configured model (stop the server first
+  agentmem reindex [--force]    re-embed every memory and skill with the configured model (stop the server first
                                 when storage is embedded; resumable)
 ${skillsUsage}
   agentmem mcp                  the MCP server over stdio (for desktop agent clients), relayed to AGENTMEM_URL/mcp
+${memoriesUsage}
 
 environment: AGENTMEM_URL (default http://127.0.0.1:8080), AGENTMEM_ADMIN_KEY (required for keys),
-  AGENTMEM_API_KEY (an agent key, required for skills and mcp)`;
+  AGENTMEM_API_KEY (an agent key, required for skills, memories and mcp)`;
 
 function fail(message: string): never {
   console.error(message);
@@ -65,6 +67,10 @@ if (group === "workspaces") {
     email: values.email,
   });
   process.exit(0);
+}
+if (group === "memories") {
+  const { memoriesCommand } = await import("./memories.js");
+  process.exit(await memoriesCommand(command, rest));
 }
 if (group !== "keys") fail(usage);
 const { values, positionals } = parseArgs({

@@ -48,6 +48,8 @@ export async function reindex(force: boolean): Promise<void> {
       if (!resuming) {
         await db.transaction(async (tx) => {
           await writeIndexState(tx, embedder.info, vectors.kind, "reindexing");
+          // Vectors that writes left in queued jobs come from the previous model.
+          await tx.query("update index_outbox set vector = null where vector is not null");
           await tx.query("insert into index_outbox (memory_id) select id from memories");
           await tx.query("insert into skill_index_outbox (skill_id) select id from skills");
         });

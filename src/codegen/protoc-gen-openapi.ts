@@ -8,7 +8,7 @@ import { nestedTypes } from "@bufbuild/protobuf/reflect";
 import { CodeGeneratorResponse_Feature, CodeGeneratorResponseSchema, FileDescriptorSetSchema } from "@bufbuild/protobuf/wkt";
 import { getComments, runNodeJs, type Plugin } from "@bufbuild/protoplugin";
 import { errorCodes } from "../errors/codes.js";
-import { restRouteOf, type RestRoute } from "../transport/rest/rest-route.js";
+import { isJsonQueryField, restRouteOf, type RestRoute } from "../transport/rest/rest-route.js";
 import { mcpToolDefinitions, rpcName, type McpToolDefinition } from "../transport/mcp/tool-definitions.js";
 import { messageSchemas, namedSchemas, reachableMessages, type Documented, type Json } from "./json-schema.js";
 
@@ -77,7 +77,8 @@ function parameter(field: DescField, location: "path" | "query"): Json {
     in: location,
     ...(description === undefined ? {} : { description }),
     ...(location === "path" ? { required: true } : {}),
-    schema,
+    // A Struct travels as the text of a JSON object; a list repeats its parameter.
+    ...(isJsonQueryField(field) ? { content: { "application/json": { schema } } } : { schema }),
   };
 }
 

@@ -387,6 +387,22 @@ const migrations: ReadonlyArray<{ version: number; name: string; statements: str
     ],
   },
   {
+    version: 10,
+    name: "memory listing and metadata queries; vectors of writes not indexed yet",
+    statements: [
+      // Newest-first listing with keyset pagination (scanned backwards) and creation-time windows.
+      `create index memories_by_creation on memories (workspace_id, created_at, id)`,
+      // Metadata filters are containment (@>), which jsonb_path_ops answers with a smaller index than jsonb_ops.
+      `create index memories_metadata on memories using gin (metadata jsonb_path_ops)`,
+      // A content write's job carries the vector the write path computed, for the version it was computed
+      // for, so recall on any node can score the memory before the indexer has written it to the index.
+      `alter table index_outbox add column workspace_id text`,
+      `alter table index_outbox add column version integer`,
+      `alter table index_outbox add column vector bytea`,
+      `create index index_outbox_pending on index_outbox (workspace_id, seq) where version is not null`,
+    ],
+  },
+  {
     version: 12,
     name: "skills are found by their body too",
     statements: [

@@ -28,6 +28,7 @@ import {
   type Shadowing,
 } from "./memory-store.js";
 import { memoryMessage } from "./memory-message.js";
+import type { WriteEmbedder } from "./write-vectors.js";
 import { snippet } from "./snippet.js";
 
 export interface CreateOptions {
@@ -35,6 +36,7 @@ export interface CreateOptions {
   usage: UsageMeter;
   findContradictions: ContradictionFinder | null;
   tokens: TokenCounter;
+  embedWrites: WriteEmbedder;
 }
 
 type CreateResponse = MessageInitShape<typeof CreateMemoriesResponseSchema>;
@@ -111,10 +113,14 @@ export async function createMemories(opts: CreateOptions, req: CreateMemoriesReq
   const inBatch = batchDuplicates(probes);
   const stored = await findDuplicates(db, workspaceId, probes);
   const fresh = records.map((_, i) => i).filter((i) => inBatch[i] === undefined && !stored[i]);
-  const [found, counts] = await Promise.all([
-    opts.findContradictions ? opts.findContradictions(workspaceId, fresh.map((i) => records[i]!)) : [],
+  // Embedded first, so contradiction detection finds the vectors in the embedder's cache; tokens are counted meanwhile.
+  const [[embedded, found], counts] = await Promise.all([
+    opts.embedWrites(fresh.map((i) => records[i]!.content)).then(
+      async (vectors) => [vectors, opts.findContradictions ? await opts.findContradictions(workspaceId, fresh.map((i) => records[i]!)) : []] as const,
+    ),
     opts.tokens.count(fresh.map((i) => records[i]!.content)),
   ]);
+  const vectors = new Map(fresh.map((i, k) => [records[i]!.id, embedded[k]!]));
   fresh.forEach((i, k) => (records[i]!.contentTokens = counts[k]!));
 
   const outcome = await db.transaction(async (tx) => {
@@ -129,7 +135,7 @@ export async function createMemories(opts: CreateOptions, req: CreateMemoriesReq
     const createdIds = new Set(created.map((i) => records[i]!.id));
     // Only rows actually inserted count against the plan; a crossed cap aborts the whole batch.
     await opts.usage.reserveMemories(tx, principal, created.map((i) => records[i]!.contentTokens ?? 0));
-    await insertMemories(tx, created.map((i) => records[i]!));
+    await insertMemories(tx, created.map((i) => records[i]!), vectors);
 
     const contradictions = found.filter((f) => createdIds.has(records[fresh[f.newer]!]!.id));
     // Detection shadows only what the key could shadow explicitly (supersedes); the rest is only reported.

@@ -4,9 +4,11 @@ import { ContradictionSchema, type MemoryInput, type MemoryService } from "../..
 import { assertMayWrite, mayWrite, scopeOf, writeContainers } from "../accounts/container-scope.js";
 import { agentPrincipal } from "../accounts/principal.js";
 import type { Database } from "../db/database.js";
-import { invalidRequest, notFound } from "../errors/api-error.js";
+import { apiError, invalidRequest, notFound } from "../errors/api-error.js";
 import type { ContradictionFinder, FoundContradiction } from "./contradictions/finder.js";
 import { createMemories } from "./create-memories.js";
+import { encodeListCursor, parseListRequest } from "./list-rules.js";
+import { listMemories } from "./memory-list.js";
 import { fieldsOf, memoryMessage } from "./memory-message.js";
 import { fieldsToUpdate, mergeFields, parseMemoryFields } from "./memory-rules.js";
 import { countTokens } from "../recall/tokens.js";
@@ -22,6 +24,7 @@ import {
   type MemoryRecord,
 } from "./memory-store.js";
 import { snippet } from "./snippet.js";
+import type { WriteEmbedder } from "./write-vectors.js";
 
 export { memoryMessage } from "./memory-message.js";
 
@@ -34,6 +37,8 @@ export interface MemoryServiceOptions {
   findContradictions: ContradictionFinder | null;
   /** Counts tokens of new contents (cost units, recall's token budget). */
   tokens: TokenCounter;
+  /** Embeds written contents, for recall before the indexer has caught up. */
+  embedWrites: WriteEmbedder;
 }
 
 export function memoryService(db: Database, opts: MemoryServiceOptions): ServiceImpl<typeof MemoryService> {
@@ -82,6 +87,8 @@ export function memoryService(db: Database, opts: MemoryServiceOptions): Service
       assertMayWrite(principal, before.containers);
       const planned = nextOf(before);
       const plannedTokens = planned.contentTokens ?? (await opts.tokens.count([planned.content]))[0]!;
+      // Before detection, which then finds the vector in the embedder's cache.
+      const [plannedVector] = await opts.embedWrites([planned.content]);
       if (opts.findContradictions && before.state === "active" && planned.content !== before.content) {
         found = await opts.findContradictions(principal.workspaceId, [{ id: before.id, content: planned.content, containers: planned.containers }]);
       }
@@ -94,7 +101,8 @@ export function memoryService(db: Database, opts: MemoryServiceOptions): Service
         // Counted above, unless another edit changed the content meanwhile (and stored its count).
         next.contentTokens ??= next.content === planned.content ? plannedTokens : countTokens(next.content);
         await opts.usage.chargeUpdate(tx, principal, current.content, next.content, next.contentTokens);
-        await saveNewVersion(tx, next);
+        // A vector computed for content another edit has replaced meanwhile would mislead recall: none then.
+        await saveNewVersion(tx, next, next.content === planned.content ? plannedVector! : null);
         const valid = next.content === planned.content && current.state === "active" ? found : [];
         // Detection shadows only what the key could shadow explicitly; the rest is only reported.
         const shadowings = valid.filter((f) => mayWrite(principal, f.olderContainers)).map((f) => ({ id: f.olderId, by: next.id, force: false }));
@@ -130,6 +138,17 @@ export function memoryService(db: Database, opts: MemoryServiceOptions): Service
       });
       opts.afterWrite();
       return { id: req.id, versionsDeleted: result.versions, restored: result.restored };
+    },
+
+    async listMemories(req, ctx) {
+      const principal = agentPrincipal(ctx);
+      const q = parseListRequest(req);
+      const outside = principal.container === null ? undefined : q.containers.find((c) => c !== principal.container);
+      if (outside !== undefined) {
+        throw apiError("forbidden", `this key is scoped to container ${principal.container} and cannot list ${outside}`, { container: outside });
+      }
+      const page = await listMemories(db, scopeOf(principal), q);
+      return { memories: page.memories.map(memoryMessage), nextPageToken: page.next ? encodeListCursor(page.next) : undefined };
     },
 
     async listMemoryVersions(req, ctx) {

@@ -1,6 +1,7 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { Scope } from "../accounts/container-scope.js";
 import type { Sql } from "../db/database.js";
+import { vectorToBase64 } from "../search/vector/records.js";
 import { contentHash } from "./content-hash.js";
 import type { MemoryDraft } from "./memory-rules.js";
 
@@ -80,8 +81,14 @@ export const memoryColumns = (alias: string) =>
     .map((c) => `${alias}.${c}`)
     .join(", ");
 
-/** Inserts new memories (version 1), their first versions and their indexing jobs in one statement. */
-export async function insertMemories(sql: Sql, records: readonly MemoryRecord[]): Promise<void> {
+/** null when the write could not embed. */
+const vectorText = (v: Float32Array | null | undefined): string | null => (v ? vectorToBase64(v) : null);
+
+/**
+ * Inserts new memories (version 1), their first versions and their indexing jobs in one statement. Each job
+ * carries the memory's vector from the write path, so recall can score it before it is indexed.
+ */
+export async function insertMemories(sql: Sql, records: readonly MemoryRecord[], vectors: ReadonlyMap<string, Float32Array | null> = new Map()): Promise<void> {
   const rows = records.map((m) => ({
     id: m.id,
     workspace_id: m.workspaceId,
@@ -99,21 +106,23 @@ export async function insertMemories(sql: Sql, records: readonly MemoryRecord[])
     created_at: m.createdAt.toISOString(),
     content_hash: contentHash(m.content),
     content_tokens: m.contentTokens,
+    vector: vectorText(vectors.get(m.id)),
   }));
   await sql.query(
     `with input as (
        select * from jsonb_to_recordset($1::jsonb) as x(
          id text, workspace_id text, content text, type text, containers text[], tags text[], source text,
          valid_from timestamptz, valid_until timestamptz, metadata jsonb, confidence double precision,
-         severity text, key_id text, created_at timestamptz, content_hash text, content_tokens integer)),
+         severity text, key_id text, created_at timestamptz, content_hash text, content_tokens integer, vector text)),
      inserted as (
        insert into memories (id, workspace_id, ${versionColumns}, version, created_at, updated_at, content_hash)
        select id, workspace_id, ${versionColumns}, 1, created_at, created_at, content_hash from input
-       returning id, ${versionColumns}, created_at),
+       returning id, workspace_id, ${versionColumns}, created_at),
      versions as (
        insert into memory_versions (memory_id, version, ${versionColumns}, created_at)
        select id, 1, ${versionColumns}, created_at from inserted)
-     insert into index_outbox (memory_id) select id from inserted`,
+     insert into index_outbox (memory_id, workspace_id, version, vector)
+     select i.id, i.workspace_id, 1, decode(x.vector, 'base64') from inserted i join input x on x.id = i.id`,
     [JSON.stringify(rows)],
   );
 }
@@ -152,19 +161,23 @@ export async function listMemoryVersions(sql: Sql, scope: Scope, id: string): Pr
   return rows.map(recordOf);
 }
 
-/** Stores `next` as the memory's new current version, appends it to its history and queues its reindexing. */
-export async function saveNewVersion(sql: Sql, next: MemoryRecord): Promise<void> {
+/**
+ * Stores `next` as the memory's new current version, appends it to its history and queues its reindexing
+ * with the vector of its content (null when the write could not embed).
+ */
+export async function saveNewVersion(sql: Sql, next: MemoryRecord, vector: Float32Array | null): Promise<void> {
   await sql.query(
     `with updated as (
        update memories set content = $2, type = $3, containers = $4, tags = $5, source = $6, valid_from = $7,
          valid_until = $8, metadata = $9::jsonb, confidence = $10, key_id = $11, version = $12, updated_at = $13,
          severity = $14, content_hash = $15, content_tokens = $16
        where id = $1 and version = $12 - 1
-       returning id, version, ${versionColumns}, updated_at),
+       returning id, workspace_id, version, ${versionColumns}, updated_at),
      versions as (
        insert into memory_versions (memory_id, version, ${versionColumns}, created_at)
        select id, version, ${versionColumns}, updated_at from updated)
-     insert into index_outbox (memory_id) select id from updated`,
+     insert into index_outbox (memory_id, workspace_id, version, vector)
+     select id, workspace_id, version, decode($17, 'base64') from updated`,
     [
       next.id,
       next.content,
@@ -182,6 +195,7 @@ export async function saveNewVersion(sql: Sql, next: MemoryRecord): Promise<void
       next.severity,
       contentHash(next.content),
       next.contentTokens,
+      vectorText(vector),
     ],
   );
 }

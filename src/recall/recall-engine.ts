@@ -3,6 +3,8 @@ import type { Database } from "../db/database.js";
 import type { MemoryRecord } from "../memories/memory-store.js";
 import { recheckCandidates, type CheckedCandidate } from "./candidate-store.js";
 import { matchesFilter } from "./filter-match.js";
+import { keepMetadataMatches } from "./metadata-candidates.js";
+import { withPending, type PendingReader } from "./pending-candidates.js";
 import type { RecallQuery } from "./recall-rules.js";
 import {
   confidenceMultiplier,
@@ -80,6 +82,8 @@ export interface RecallEngineDeps {
   /** Optional reranker over the best `rerankCandidates` fused candidates. */
   reranker?: Reranker | null;
   rerankCandidates?: number;
+  /** Memories written but not indexed yet (read-your-writes). */
+  readPending: PendingReader;
 }
 
 /** How many candidates each search contributes: enough headroom for filtering and deduplication. */
@@ -137,11 +141,16 @@ export async function runRecall(deps: RecallEngineDeps, q: RecallQuery, access: 
           embedMs = performance.now() - started;
           return v;
         });
-  const [semanticHits, keywordHits, vector] = await Promise.all([
-    queryVector ? queryVector.then((v) => deps.vectors.search(v, filter, pool)) : ([] as VectorHit[]),
-    q.mode === "semantic" ? ([] as KeywordHit[]) : deps.vectors.keywordSearch(q.query, filter, pool),
+  // Pending writes are read before the index is searched: a memory the indexer moves from its job to the
+  // index meanwhile is then in the index when searched, so a write is never missed by both.
+  const pendingRead = deps.readPending(access, { filter, metadata: q.metadata, keywordQuery: q.mode === "semantic" ? null : q.query, vectors: q.mode !== "keyword" });
+  const [indexedSemantic, indexedKeyword, vector, pending] = await Promise.all([
+    queryVector ? Promise.all([queryVector, pendingRead]).then(([v]) => deps.vectors.search(v, filter, pool)) : ([] as VectorHit[]),
+    q.mode === "semantic" ? ([] as KeywordHit[]) : pendingRead.then(() => deps.vectors.keywordSearch(q.query, filter, pool)),
     queryVector,
+    pendingRead,
   ]);
+  const { semantic: semanticHits, keyword: keywordHits } = withPending({ semantic: indexedSemantic, keyword: indexedKeyword }, pending, vector, pool);
 
   const cosineById = new Map<string, number>();
   for (const h of semanticHits) cosineById.set(h.id, h.similarity);
@@ -155,8 +164,12 @@ export async function runRecall(deps: RecallEngineDeps, q: RecallQuery, access: 
     if (vector) cosineById.set(h.id, cosine(vector, h.vector));
   }
   const keywordQuery = q.mode === "semantic" ? null : q.query;
-  const checked = await recheckCandidates(deps.db, access, ids, keywordQuery);
-  const successors = await loadSuccessors(deps, access, checked, filter, keywordQuery);
+  // A metadata filter matching too many memories to prefilter the index by id is applied to the candidates.
+  const postFilter = q.metadata && !filter.ids ? q.metadata : null;
+  const checked = await recheckCandidates(deps.db, access, postFilter ? await keepMetadataMatches(deps.db, ids, postFilter) : ids, keywordQuery);
+  const allSuccessors = await loadSuccessors(deps, access, checked, filter, keywordQuery);
+  const keptSuccessors = postFilter && allSuccessors.length > 0 ? new Set(await keepMetadataMatches(deps.db, allSuccessors.map((c) => c.memory.id), postFilter)) : null;
+  const successors = keptSuccessors ? allSuccessors.filter((c) => keptSuccessors.has(c.memory.id)) : allSuccessors;
   const searchMs = performance.now() - started - embedMs;
 
   const now = new Date();

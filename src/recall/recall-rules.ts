@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { RecallRequest } from "../../gen/agent/v1/recall_pb.js";
 import { SearchMode as SearchModeEnum } from "../../gen/agent/v1/recall_pb.js";
 import { memoryTypes, severities, severityOrder } from "../memories/memory-rules.js";
+import { parseMetadataFilter, type MetadataFilter } from "../memories/metadata-filter.js";
 import { containerName, isoInstant, parseOrThrow } from "../validation.js";
 import type { SearchMode } from "./scoring.js";
 
@@ -66,6 +67,8 @@ export interface RecallQuery {
   validAt: Date;
   threshold: number;
   maxTokens: number | null;
+  /** Only memories whose metadata contains this; null when not filtering. */
+  metadata: MetadataFilter | null;
 }
 
 export function parseRecallRequest(req: RecallRequest, receiptsEnabled: boolean, now: Date): RecallQuery {
@@ -91,5 +94,6 @@ export function parseRecallRequest(req: RecallRequest, receiptsEnabled: boolean,
     validAt: r.validAt ?? now,
     threshold: r.threshold ?? 0,
     maxTokens: r.maxTokens ?? null,
+    metadata: parseMetadataFilter(req.metadata, "metadata"),
   };
 }

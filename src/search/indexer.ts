@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from "fastify";
 import type { Database } from "../db/database.js";
 import type { Embedder } from "../embeddings/embedder.js";
 import { loadMemories, type MemoryRecord } from "../memories/memory-store.js";
+import { vectorFromBytes } from "./vector/records.js";
 import type { VectorIndex, VectorRecord } from "./vector/vector-index.js";
 
 // Postgres is the truth; the vector index follows it through the outbox. Every memory write queues its
@@ -52,18 +53,25 @@ export function createIndexer(
 
   /** Reads the next queued jobs after `afterSeq` and embeds their memories; undefined when none are left. */
   async function prepare(afterSeq: string): Promise<PreparedBatch | undefined> {
-    const jobs = await db.query<{ seq: string; memory_id: string }>(
-      "select seq, memory_id from index_outbox where seq > $1 order by seq limit $2",
+    const jobs = await db.query<{ seq: string; memory_id: string; version: number | null; vector: Uint8Array | null }>(
+      "select seq, memory_id, version, vector from index_outbox where seq > $1 order by seq limit $2",
       [afterSeq, opts.batchSize],
     );
     if (jobs.length === 0) return undefined;
     const ids = [...new Set(jobs.map((j) => j.memory_id))];
     const rows = await loadMemories(db, ids);
     const present = new Set(rows.map((r) => r.id));
-    const embedded = rows.length > 0 ? await embedder.embed(rows.map((r) => r.content)) : [];
+    // A job from the write path carries the vector of its version: only other memories reach the model.
+    const written = new Map<string, Float32Array>();
+    for (const j of jobs) {
+      if (j.vector && j.vector.byteLength === embedder.info.dimensions * 4) written.set(`${j.memory_id}@${j.version}`, vectorFromBytes(j.vector));
+    }
+    const missing = rows.filter((r) => !written.has(`${r.id}@${r.version}`));
+    const embedded = missing.length > 0 ? await embedder.embed(missing.map((r) => r.content)) : [];
+    missing.forEach((r, i) => written.set(`${r.id}@${r.version}`, embedded[i]!));
     return {
       seqs: jobs.map((j) => j.seq),
-      records: rows.map((r, i) => recordOf(r, embedded[i]!)),
+      records: rows.map((r) => recordOf(r, written.get(`${r.id}@${r.version}`)!)),
       gone: ids.filter((id) => !present.has(id)),
     };
   }

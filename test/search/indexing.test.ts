@@ -57,6 +57,20 @@ describe("indexing follows Postgres through the outbox", () => {
     const indexed = await server.app.vectors.ids();
     for (const id of created.body.ids) expect(indexed).toContain(id);
   });
+
+  it("indexes a write with the vector its job carries, without embedding it again", async () => {
+    const agent = rest(server.url, await server.createKey("acme", "agent-2"));
+    const created = await agent("POST", "/api/v1/agent/memories", { content: "The staging cluster is rebuilt every Monday", type: "fact" });
+    const edited = await agent("PATCH", `/api/v1/agent/memories/${created.body.ids[0]}`, { content: "The staging cluster is rebuilt every Tuesday" });
+    expect(edited.status).toBe(200);
+    const refusing = { ...constantEmbedder, embed: () => Promise.reject(new Error("the model must not be called")) };
+    const indexer = createIndexer(server.app.db, server.app.vectors, refusing, pino({ level: "silent" }));
+    expect(await indexer.drain()).toBe(2);
+    const [query] = await server.app.model.embed(["The staging cluster is rebuilt every Tuesday"]);
+    const [hit] = await server.app.vectors.search(query!, { workspaceId: (await server.app.db.query<{ workspace_id: string }>("select workspace_id from memories where id = $1", [created.body.ids[0]]))[0]!.workspace_id }, 1);
+    expect(hit).toMatchObject({ id: created.body.ids[0] });
+    expect(hit!.similarity).toBeCloseTo(1, 4);
+  });
 });
 
 async function freePort(): Promise<number> {

@@ -16,3 +16,10 @@ export function matchesNothing(filter: VectorFilter): boolean {
   const lists = [filter.containers, filter.ids, filter.types, filter.tags, filter.severities, filter.states];
   return lists.some((list) => list?.length === 0);
 }
+
+/** A vector as an indexing job stores it: its float4 bytes, base64-encoded for JSON parameters. */
+export const vectorToBase64 = (v: Float32Array): string => Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString("base64");
+
+/** A stored vector (float4 bytes, as bytea) read back; copied, since the bytes need not be aligned. */
+export const vectorFromBytes = (bytes: Uint8Array): Float32Array =>
+  new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));

@@ -15,12 +15,18 @@ export interface RestRoute {
   body: "*" | DescField | undefined;
   /** Fields of a body "*": every field not bound to the path. */
   bodyFields: DescField[];
-  /** Fields that may be given in the query string: scalars, enums and lists of them outside path and body. */
+  /**
+   * Fields that may be given in the query string: scalars, enums and lists of them outside path and body
+   * (a list repeats its parameter), and google.protobuf.Struct fields as one JSON object.
+   */
   queryFields: DescField[];
   /** A FieldMask filled from the keys of the body (AIP-134), so REST callers need not send one. */
   maskField: DescField | undefined;
   method: DescMethod;
 }
+
+/** A google.protobuf.Struct field: given in a query string as the text of one JSON object. */
+export const isJsonQueryField = (f: DescField): boolean => f.fieldKind === "message" && f.message.typeName === "google.protobuf.Struct";
 
 function requestField(method: DescMethod, name: string): DescField {
   const field = method.input.fields.find((f) => f.name === name);
@@ -48,7 +54,7 @@ export function restRouteOf(method: DescMethod): RestRoute | undefined {
   const maskField =
     body !== "*" && body !== undefined ? unbound.find((f) => f.message?.typeName === "google.protobuf.FieldMask") : undefined;
   const queryFields =
-    body === "*" ? [] : unbound.filter((f) => f !== body && f.message === undefined && f.fieldKind !== "map");
+    body === "*" ? [] : unbound.filter((f) => f !== body && f.fieldKind !== "map" && (f.message === undefined || isJsonQueryField(f)));
   return {
     verb: pattern.case,
     path,

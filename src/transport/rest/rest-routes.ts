@@ -4,11 +4,12 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 
 import { invalidRequest } from "../../errors/api-error.js";
 import type { ServiceBinding } from "../service-binding.js";
 import { findField, fromRestJson } from "./rest-json.js";
-import { restRouteOf, type RestRoute } from "./rest-route.js";
+import { isJsonQueryField, restRouteOf, type RestRoute } from "./rest-route.js";
 import { requestHeaders } from "../headers.js";
 import { boundHandler, callWithJson } from "./rest-call.js";
 
 function scalarFromText(field: DescField, text: string, at: string): JsonValue {
+  if (isJsonQueryField(field)) return jsonObjectFromText(text, at);
   if (field.fieldKind === "enum" || (field.fieldKind === "list" && field.listKind === "enum")) return text;
   const scalar = field.fieldKind === "scalar" || (field.fieldKind === "list" && field.listKind === "scalar") ? field.scalar : undefined;
   if (scalar === undefined) throw invalidRequest(at, "type", "cannot be given as a query parameter");
@@ -25,6 +26,17 @@ function scalarFromText(field: DescField, text: string, at: string): JsonValue {
       return n;
     }
   }
+}
+
+function jsonObjectFromText(text: string, at: string): JsonValue {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw invalidRequest(at, "json", "must be a JSON object (URL-encoded)");
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) throw invalidRequest(at, "type", "must be a JSON object");
+  return value as JsonValue;
 }
 
 /** Builds the proto3 JSON of the request from path parameters, query string and body. */

@@ -1,0 +1,167 @@
+import type { Scope } from "../accounts/container-scope.js";
+import type { Sql } from "../db/database.js";
+import { addMetadataConditions, scopeConditions } from "../memories/memory-list.js";
+import type { MetadataFilter } from "../memories/metadata-filter.js";
+import { cosine } from "../search/scoring.js";
+import { vectorFromBytes } from "../search/vector/records.js";
+import type { KeywordHit, VectorFilter, VectorHit } from "../search/vector/vector-index.js";
+
+// Read-your-writes. A write commits its memory and an indexing job carrying the vector the write path
+// computed; the index has the memory only once the indexer has processed the job. Until then recall
+// scores the memory from the job: by cosine with the stored vector (brute force) and by BM25 over its
+// stored full-text vector. The newest `pendingScanLimit` content jobs of the workspace are read, so the
+// cost is bounded whatever the backlog; older jobs are found once indexed.
+
+/** Content jobs (creates and edits) of a workspace read per recall, newest first. */
+export const pendingScanLimit = 1000;
+
+export interface PendingRow {
+  id: string;
+  /** Whether the memory exists and passes the recall's filters and scope. */
+  matches: boolean;
+  /** The vector of the memory's current version; null when the write could not embed. */
+  vector: Float32Array | null;
+  /** Length of the memory's full-text vector and the frequencies of the query's lexemes in it. */
+  length: number;
+  termFrequencies: Record<string, number>;
+}
+
+export interface PendingWrites {
+  rows: PendingRow[];
+  /** Memories stored in the workspace: the corpus size for BM25's inverse document frequency. */
+  corpusSize: number;
+}
+
+/** What a pending read needs beyond the index filter. */
+export interface PendingQuery {
+  filter: VectorFilter;
+  metadata: MetadataFilter | null;
+  /** The keyword query; null when the recall does not match words. */
+  keywordQuery: string | null;
+  /** Whether the recall scores by meaning and so needs the vectors. */
+  vectors: boolean;
+}
+
+export type PendingReader = (scope: Scope, query: PendingQuery) => Promise<PendingWrites>;
+
+function filterConditions(scope: Scope, { filter, metadata }: PendingQuery) {
+  const c = scopeConditions(scope);
+  if (filter.containers) c.add("m.containers && $::text[]", filter.containers);
+  if (filter.ids) c.add("m.id = any($::text[])", filter.ids);
+  if (filter.types) c.add("m.type = any($::text[])", filter.types);
+  if (filter.tags) c.add("m.tags && $::text[]", filter.tags);
+  if (filter.severities) c.add("m.severity = any($::text[])", filter.severities);
+  if (filter.states) c.add("m.state = any($::text[])", filter.states);
+  if (filter.minConfidence !== undefined) c.add("m.confidence >= $", filter.minConfidence);
+  if (filter.createdAfter !== undefined) c.add("m.created_at >= $", new Date(filter.createdAfter));
+  if (filter.createdBefore !== undefined) c.add("m.created_at < $", new Date(filter.createdBefore));
+  if (filter.validAt !== undefined) c.add("m.valid_from <= $ and (m.valid_until is null or m.valid_until > $)", new Date(filter.validAt));
+  if (metadata) addMetadataConditions(c, metadata);
+  return c;
+}
+
+/** Reads the workspace's newest content jobs with what recall needs to score their memories. */
+export function pendingReader(sql: Sql): PendingReader {
+  return async (scope, query) => {
+    const c = filterConditions(scope, query);
+    const workspace = c.param(scope.workspaceId);
+    const limit = c.param(pendingScanLimit);
+    const words = c.param(query.keywordQuery);
+    const vectors = c.param(query.vectors);
+    // Vectors (2 KiB each) are read only for the jobs that pass the filters, and only when scored by meaning;
+    // term frequencies only for memories that contain a query word.
+    const rows = await sql.query<{ id: string; matches: boolean; vector: Uint8Array | null; length: number | null; tf: Record<string, number> | null; corpus: string | null }>(
+      `with recent as materialized (
+         select distinct on (o.memory_id) o.memory_id, o.version, o.seq
+         from (select memory_id, version, seq from index_outbox
+               where workspace_id = ${workspace} and version is not null order by seq desc limit ${limit}) o
+         order by o.memory_id, o.seq desc),
+       query as materialized (
+         select coalesce(array_agg(lexeme), '{}') as lexemes,
+           coalesce(string_agg(quote_literal(lexeme), ' | '), '')::tsquery as q
+         from unnest(to_tsvector('english', coalesce(${words}::text, ''))))
+       select r.memory_id as id, f.matches,
+         case when f.matches and ${vectors}::boolean and m.version = r.version then (select o.vector from index_outbox o where o.seq = r.seq) end as vector,
+         case when f.matches then length(m.tsv) end as length,
+         case when f.matches and ${words}::text is not null and m.tsv @@ (select q from query) then (
+           select jsonb_object_agg(u.lexeme, coalesce(array_length(u.positions, 1), 1))
+           from unnest(m.tsv) as u where u.lexeme = any((select lexemes from query)::text[])) end as tf,
+         (select memories_stored from workspace_usage where workspace_id = ${workspace})::text as corpus
+       from recent r
+       left join memories m on m.id = r.memory_id
+       cross join lateral (select coalesce(${c.where}, false) as matches) f`,
+      c.params,
+    );
+    return {
+      rows: rows.map((r) => ({
+        id: r.id,
+        matches: r.matches,
+        vector: r.vector ? vectorFromBytes(r.vector) : null,
+        length: r.length ?? 0,
+        termFrequencies: r.tf ?? {},
+      })),
+      corpusSize: Number(rows[0]?.corpus ?? 0),
+    };
+  };
+}
+
+const k1 = 1.2;
+const b = 0.75;
+
+/**
+ * BM25 of the pending memories that contain a query lexeme. Document frequencies are counted among the
+ * pending memories (the index's own are out of reach without a scan) against the workspace's memory count,
+ * so a word common in the workspace but rare among recent writes is weighted as rare until indexed.
+ */
+export function pendingBm25(pending: PendingWrites): Map<string, number> {
+  const rows = pending.rows.filter((r) => r.matches);
+  const scores = new Map<string, number>();
+  if (rows.length === 0) return scores;
+  const n = Math.max(pending.corpusSize, rows.length);
+  const avgdl = Math.max(1, rows.reduce((sum, r) => sum + r.length, 0) / rows.length);
+  const df = new Map<string, number>();
+  for (const r of rows) for (const lexeme of Object.keys(r.termFrequencies)) df.set(lexeme, (df.get(lexeme) ?? 0) + 1);
+  for (const r of rows) {
+    let score = 0;
+    for (const [lexeme, tf] of Object.entries(r.termFrequencies)) {
+      const d = df.get(lexeme)!;
+      const idf = Math.log(1 + (n - d + 0.5) / (d + 0.5));
+      score += (idf * tf * (k1 + 1)) / (tf + k1 * (1 - b + (b * r.length) / avgdl));
+    }
+    if (score > 0) scores.set(r.id, score);
+  }
+  return scores;
+}
+
+/**
+ * The index's hits with the pending memories in their place: an index hit for a memory with a pending
+ * write scored its previous version (or state), so it is dropped; the pending memories that pass the
+ * filters are scored from their job and ranked in, each list cut to k again.
+ */
+export function withPending(
+  indexed: { semantic: VectorHit[]; keyword: KeywordHit[] },
+  pending: PendingWrites | null,
+  queryVector: Float32Array | undefined,
+  k: number,
+): { semantic: VectorHit[]; keyword: KeywordHit[] } {
+  if (!pending || pending.rows.length === 0) return indexed;
+  const stale = new Set(pending.rows.map((r) => r.id));
+  const matching = pending.rows.filter((r) => r.matches);
+  const semantic = indexed.semantic.filter((h) => !stale.has(h.id));
+  if (queryVector) {
+    for (const r of matching) {
+      if (r.vector && r.vector.length === queryVector.length) semantic.push({ id: r.id, similarity: cosine(queryVector, r.vector) });
+    }
+  }
+  const keyword = indexed.keyword.filter((h) => !stale.has(h.id));
+  const bm25 = pendingBm25(pending);
+  const none = new Float32Array(queryVector?.length ?? 0);
+  for (const r of matching) {
+    const score = bm25.get(r.id);
+    if (score !== undefined) keyword.push({ id: r.id, bm25: score, vector: r.vector && r.vector.length === none.length ? r.vector : none });
+  }
+  return {
+    semantic: semantic.sort((x, y) => y.similarity - x.similarity).slice(0, k),
+    keyword: keyword.sort((x, y) => y.bm25 - x.bm25).slice(0, k),
+  };
+}
