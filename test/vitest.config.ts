@@ -9,7 +9,7 @@ export default defineConfig({
     hookTimeout: 120_000,
     pool: "forks",
     // Vitest runs one file at a time on a 2-core machine by default; the files mostly wait on model
-    // workers, databases and sockets, so three at once fit the cores and take half the time.
-    maxWorkers: 3,
+    // workers, databases and sockets, so four at once keep both cores busy.
+    maxWorkers: 4,
   },
 });

@@ -7,6 +7,7 @@ import { loadConfig } from "../../src/config.js";
 import { cosine } from "../../src/search/scoring.js";
 import { adminKey, freshPostgresDatabase, rest } from "../support/test-server.js";
 
+// Shared by read-your-writes.*.test.ts (one file per deployment, so the two run in parallel).
 // A memory is recallable by the next request after its create or edit was acknowledged, on any node and
 // in every mode, before the indexer has caught up. The indexer is held back deterministically: every node
 // runs with INDEXER_ENABLED=false, and the test drains the outbox itself (app.indexer.drain()) only where
@@ -76,92 +77,89 @@ const paraphrase = (f: Fact) => (f.edit ? editKinds : kinds)[f.kind]![1](f.name)
 const nodeConfig = (env: Record<string, string>) =>
   loadConfig({ PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "warn", AGENTMEM_ADMIN_KEY: adminKey, DATA_DIR: "memory://", EMBEDDING_WORKERS: "1", INDEXER_ENABLED: "false", CONTRADICTIONS_ENABLED: "false", ...env });
 
-interface Setup {
+export interface Setup {
   nodes: App[];
   close(): Promise<void>;
 }
 
-const setups: Array<[string, () => Promise<Setup>]> = [
-  [
-    "PGlite, one node",
-    async () => {
-      const node = await startApp(nodeConfig({}));
-      return { nodes: [node], close: () => node.close() };
-    },
-  ],
-  [
-    "PostgreSQL, two nodes",
-    async () => {
-      const database = await freshPostgresDatabase();
-      const lanceDir = await mkdtemp(path.join(os.tmpdir(), "agentmem-ryw-"));
-      const config = nodeConfig({ DATABASE_URL: database.url, LANCEDB_URI: lanceDir });
-      const nodes = [await startApp(config), await startApp(config)];
-      return {
-        nodes,
-        async close() {
-          await Promise.all(nodes.map((n) => n.close()));
-          await database.drop();
-          await rm(lanceDir, { recursive: true, force: true });
-        },
-      };
-    },
-  ],
-];
+export async function oneNodeOnPglite(): Promise<Setup> {
+  const node = await startApp(nodeConfig({}));
+  return { nodes: [node], close: () => node.close() };
+}
 
-describe.each(setups)("read-your-writes (%s)", (_, setUp) => {
-  let setup: Setup;
-  let key: string;
-  const ids: string[] = [];
-  /** Writes go to node i % n and the recalls that follow to the next node. */
-  const writer = (i: number) => rest(setup.nodes[i % setup.nodes.length]!.url, key);
-  const reader = (i: number) => rest(setup.nodes[(i + 1) % setup.nodes.length]!.url, key);
-  const recall = async (i: number, body: Record<string, unknown>) => {
-    const res = await reader(i)("POST", "/api/v1/agent/recall", { limit: 10, ...body });
-    expect(res.status, JSON.stringify(res.body)).toBe(200);
-    return res.body.memories as Array<{ id: string; content: string; similarity: number }>;
+export async function twoNodesOnPostgres(): Promise<Setup> {
+  const database = await freshPostgresDatabase();
+  const lanceDir = await mkdtemp(path.join(os.tmpdir(), "agentmem-ryw-"));
+  const config = nodeConfig({ DATABASE_URL: database.url, LANCEDB_URI: lanceDir });
+  const nodes = [await startApp(config), await startApp(config)];
+  return {
+    nodes,
+    async close() {
+      await Promise.all(nodes.map((n) => n.close()));
+      await database.drop();
+      await rm(lanceDir, { recursive: true, force: true });
+    },
   };
-  const drain = () => setup.nodes[0]!.indexer.drain();
-  const queued = async () => (await setup.nodes[0]!.db.query<{ n: number }>("select count(*)::int as n from index_outbox"))[0]!.n;
+}
 
-  beforeAll(async () => {
-    setup = await setUp();
-    const admin = rest(setup.nodes[0]!.url, adminKey);
-    key = (await admin("POST", "/api/v1/admin/keys", { workspace: "acme", container: "agent-1" })).body.key;
-  });
-  afterAll(async () => {
-    await setup?.close();
-  });
+/** The read-your-writes checks against one deployment. */
+export function readYourWrites(name: string, setUp: () => Promise<Setup>): void {
+  describe(`read-your-writes (${name})`, () => {
+    let setup: Setup;
+    let key: string;
+    const ids: string[] = [];
+    /** Writes go to node i % n and the recalls that follow to the next node. */
+    const writer = (i: number) => rest(setup.nodes[i % setup.nodes.length]!.url, key);
+    const reader = (i: number) => rest(setup.nodes[(i + 1) % setup.nodes.length]!.url, key);
+    const recall = async (i: number, body: Record<string, unknown>) => {
+      const res = await reader(i)("POST", "/api/v1/agent/recall", { limit: 10, ...body });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      return res.body.memories as Array<{ id: string; content: string; similarity: number }>;
+    };
+    const drain = () => setup.nodes[0]!.indexer.drain();
+    const queued = async () => (await setup.nodes[0]!.db.query<{ n: number }>("select count(*)::int as n from index_outbox"))[0]!.n;
 
-  it.each(Array.from({ length: count / chunk }, (_, c) => c))("finds each create at once by keyword and by meaning (chunk %i)", async (c) => {
-    for (let i = c * chunk; i < (c + 1) * chunk; i++) {
-      const f = fact(i);
-      const created = await writer(i)("POST", "/api/v1/agent/memories", { content: statement(f), type: "fact", metadata: { n: i } });
-      expect(created.status, JSON.stringify(created.body)).toBe(200);
-      ids[i] = created.body.ids[0];
-      expect((await recall(i, { query: f.name, searchMode: "keyword" })).map((m) => m.id), `keyword ${f.name}`).toContain(ids[i]);
-      expect((await recall(i, { query: paraphrase(f), searchMode: "semantic" })).map((m) => m.id), `semantic ${paraphrase(f)}`).toContain(ids[i]);
-      if (i % 5 === 0) expect((await recall(i, { query: paraphrase(f) })).map((m) => m.id), `hybrid ${paraphrase(f)}`).toContain(ids[i]);
-    }
-    // The next chunk's recalls search these in the index, beside its own pending writes.
-    await drain();
-    expect(await queued()).toBe(0);
-  });
+    beforeAll(async () => {
+      setup = await setUp();
+      const admin = rest(setup.nodes[0]!.url, adminKey);
+      key = (await admin("POST", "/api/v1/admin/keys", { workspace: "acme", container: "agent-1" })).body.key;
+    });
+    afterAll(async () => {
+      await setup?.close();
+    });
 
-  it.each(Array.from({ length: count / chunk }, (_, c) => c))("finds each edit's new content at once, and not the old (chunk %i)", async (c) => {
-    const model = setup.nodes[0]!.model;
-    for (let i = c * chunk; i < (c + 1) * chunk; i++) {
-      const [before, after] = [fact(i), edited(i)];
-      const patched = await writer(i)("PATCH", `/api/v1/agent/memories/${ids[i]}`, { content: statement(after) });
-      expect(patched.status, JSON.stringify(patched.body)).toBe(200);
-      expect((await recall(i, { query: after.name, searchMode: "keyword" })).map((m) => m.id), `keyword ${after.name}`).toContain(ids[i]);
-      expect((await recall(i, { query: before.name, searchMode: "keyword" })).map((m) => m.id), `old keyword ${before.name}`).not.toContain(ids[i]);
-      expect((await recall(i, { query: paraphrase(after), searchMode: "semantic" })).map((m) => m.id), `semantic ${paraphrase(after)}`).toContain(ids[i]);
-      // By meaning, the memory is scored by its new content only: its similarity to the old paraphrase is
-      // the cosine with the new content's vector (the index still holds the old one).
-      const [old] = await recall(i, { query: paraphrase(before), searchMode: "semantic", metadata: { n: i } });
-      const [q, content] = await model.embed([paraphrase(before), statement(after)]);
-      expect(old?.id).toBe(ids[i]);
-      expect(old!.similarity).toBeCloseTo(cosine(q!, content!), 3);
-    }
+    it.each(Array.from({ length: count / chunk }, (_, c) => c))("finds each create at once by keyword and by meaning (chunk %i)", async (c) => {
+      for (let i = c * chunk; i < (c + 1) * chunk; i++) {
+        const f = fact(i);
+        const created = await writer(i)("POST", "/api/v1/agent/memories", { content: statement(f), type: "fact", metadata: { n: i } });
+        expect(created.status, JSON.stringify(created.body)).toBe(200);
+        ids[i] = created.body.ids[0];
+        expect((await recall(i, { query: f.name, searchMode: "keyword" })).map((m) => m.id), `keyword ${f.name}`).toContain(ids[i]);
+        expect((await recall(i, { query: paraphrase(f), searchMode: "semantic" })).map((m) => m.id), `semantic ${paraphrase(f)}`).toContain(ids[i]);
+        if (i % 5 === 0) expect((await recall(i, { query: paraphrase(f) })).map((m) => m.id), `hybrid ${paraphrase(f)}`).toContain(ids[i]);
+      }
+      // The next chunk's recalls search these in the index, beside its own pending writes.
+      await drain();
+      expect(await queued()).toBe(0);
+    });
+
+    it.each(Array.from({ length: count / chunk }, (_, c) => c))("finds each edit's new content at once, and not the old (chunk %i)", async (c) => {
+      const model = setup.nodes[0]!.model;
+      for (let i = c * chunk; i < (c + 1) * chunk; i++) {
+        const [before, after] = [fact(i), edited(i)];
+        const patched = await writer(i)("PATCH", `/api/v1/agent/memories/${ids[i]}`, { content: statement(after) });
+        expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+        expect((await recall(i, { query: after.name, searchMode: "keyword" })).map((m) => m.id), `keyword ${after.name}`).toContain(ids[i]);
+        expect((await recall(i, { query: before.name, searchMode: "keyword" })).map((m) => m.id), `old keyword ${before.name}`).not.toContain(ids[i]);
+        expect((await recall(i, { query: paraphrase(after), searchMode: "semantic" })).map((m) => m.id), `semantic ${paraphrase(after)}`).toContain(ids[i]);
+        // By meaning, the memory is scored by its new content only: its similarity to the old paraphrase is
+        // the cosine with the new content's vector (the index still holds the old one). Every fifth edit.
+        if (i % 5 !== 0) continue;
+        const [old] = await recall(i, { query: paraphrase(before), searchMode: "semantic", metadata: { n: i } });
+        const [q, content] = await model.embed([paraphrase(before), statement(after)]);
+        expect(old?.id).toBe(ids[i]);
+        expect(old!.similarity).toBeCloseTo(cosine(q!, content!), 3);
+      }
+    });
   });
-});
+}

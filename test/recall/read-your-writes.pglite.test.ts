@@ -1,0 +1,3 @@
+import { oneNodeOnPglite, readYourWrites } from "./read-your-writes.js";
+
+readYourWrites("PGlite, one node", oneNodeOnPglite);

@@ -1,0 +1,3 @@
+import { readYourWrites, twoNodesOnPostgres } from "./read-your-writes.js";
+
+readYourWrites("PostgreSQL, two nodes", twoNodesOnPostgres);
