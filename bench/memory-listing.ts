@@ -26,7 +26,7 @@ import { onCleanUp, runBench, stopAfter } from "./lib/run.js";
 import { scratchDatabase } from "./lib/scratch-database.js";
 import { startServer } from "./lib/server.js";
 import { alignedTable } from "./lib/table.js";
-import { throwawayPostgres } from "./lib/throwaway-postgres.js";
+import { throwawayPostgres } from "../test/support/postgres-cluster.js";
 
 const insertBatch = 50_000;
 const pageSize = 50;

@@ -26,7 +26,7 @@ import { onCleanUp, runBench, stopAfter } from "./lib/run.js";
 import { scratchDatabase } from "./lib/scratch-database.js";
 import { syntheticMemory, syntheticQueries } from "./lib/synthetic.js";
 import { alignedTable } from "./lib/table.js";
-import { throwawayPostgres } from "./lib/throwaway-postgres.js";
+import { throwawayPostgres } from "../test/support/postgres-cluster.js";
 
 const resultsFile = path.join(path.dirname(fileURLToPath(import.meta.url)), "results", "read-your-writes.json");
 const modes = ["semantic", "keyword", "hybrid"] as const;

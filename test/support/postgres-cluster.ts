@@ -12,14 +12,15 @@ declare module "vitest" {
 }
 
 // Tests run against a real PostgreSQL server: TEST_DATABASE_URL when set, otherwise a throwaway
-// cluster started here from the installed server binaries (Debian's postgresql package).
+// cluster started here from the installed server binaries (Debian's postgresql package). Benchmarks
+// run without --database-url start one the same way.
 
 function serverBinDir(): string {
   const root = "/usr/lib/postgresql";
   const versions = existsSync(root) ? readdirSync(root).filter((v) => existsSync(path.join(root, v, "bin", "initdb"))) : [];
   const newest = versions.sort((a, b) => Number(b) - Number(a))[0];
   if (!newest) {
-    throw new Error("PostgreSQL server binaries not found: apt-get install postgresql, or set TEST_DATABASE_URL");
+    throw new Error("PostgreSQL server binaries not found: apt-get install postgresql, or set TEST_DATABASE_URL (benchmarks: --database-url)");
   }
   return path.join(root, newest, "bin");
 }
@@ -42,12 +43,8 @@ function runPg(bin: string, args: string[]): void {
   if (result.status !== 0) throw new Error(`${path.basename(bin)} failed: ${result.stderr || result.stdout}`);
 }
 
-export default async function setup(project: TestProject) {
-  const given = process.env.TEST_DATABASE_URL;
-  if (given) {
-    project.provide("postgresUrl", given);
-    return;
-  }
+/** Starts a cluster (fsync off, loopback only); returns its admin URL and a stop function that removes it. */
+export async function throwawayPostgres(settings = ""): Promise<{ url: string; stop(): void }> {
   const bin = serverBinDir();
   const dir = mkdtempSync(path.join(os.tmpdir(), "agentmem-pg-"));
   if (process.getuid?.() === 0) {
@@ -60,11 +57,24 @@ export default async function setup(project: TestProject) {
   runPg(path.join(bin, "initdb"), ["--no-sync", "-U", "postgres", "--auth=trust", "-E", "UTF8", "-D", data]);
   runPg(path.join(bin, "pg_ctl"), [
     "-D", data, "-l", path.join(dir, "server.log"), "-w", "start",
-    "-o", `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=${dir} -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300`,
+    "-o", `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=${dir} -c fsync=off -c synchronous_commit=off -c full_page_writes=off ${settings}`,
   ]);
-  project.provide("postgresUrl", `postgres://postgres@127.0.0.1:${port}/postgres`);
-  return () => {
-    runPg(path.join(bin, "pg_ctl"), ["-D", data, "-m", "immediate", "stop"]);
-    rmSync(dir, { recursive: true, force: true });
+  return {
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    stop() {
+      runPg(path.join(bin, "pg_ctl"), ["-D", data, "-m", "immediate", "stop"]);
+      rmSync(dir, { recursive: true, force: true });
+    },
   };
+}
+
+export default async function setup(project: TestProject) {
+  const given = process.env.TEST_DATABASE_URL;
+  if (given) {
+    project.provide("postgresUrl", given);
+    return;
+  }
+  const cluster = await throwawayPostgres("-c max_connections=300");
+  project.provide("postgresUrl", cluster.url);
+  return () => cluster.stop();
 }
