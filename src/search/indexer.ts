@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from "fastify";
 import type { Database } from "../db/database.js";
 import type { Embedder } from "../embeddings/embedder.js";
 import { loadMemories, type MemoryRecord } from "../memories/memory-store.js";
+import { coalescedRuns } from "./coalesced-runs.js";
 import { vectorFromBytes } from "./vector/records.js";
 import type { VectorIndex, VectorRecord } from "./vector/vector-index.js";
 
@@ -42,9 +43,7 @@ export function createIndexer(
   opts = defaultIndexerOptions,
   maintains: () => boolean = () => true,
 ) {
-  let running: Promise<number> | undefined;
   let starting: Promise<void> | undefined;
-  let again = false;
   let writesSinceOptimize = 0;
   let optimizing: Promise<void> | undefined;
   let lastOptimize = 0;
@@ -136,24 +135,10 @@ export function createIndexer(
   }
 
   /** Processes the outbox until it is empty; concurrent callers share one run. */
-  function drain(): Promise<number> {
-    if (running) {
-      again = true;
-      return running;
-    }
-    running = (async () => {
-      let total = 0;
-      do {
-        again = false;
-        total += await drainOnce();
-      } while (again && !stopped);
-      if (writesSinceOptimize > 0 && Date.now() - lastOptimize >= opts.idleOptimizeMs) optimizeInBackground();
-      return total;
-    })().finally(() => {
-      running = undefined;
-    });
-    return running;
-  }
+  const runs = coalescedRuns(drainOnce, () => stopped, () => {
+    if (writesSinceOptimize > 0 && Date.now() - lastOptimize >= opts.idleOptimizeMs) optimizeInBackground();
+  });
+  const drain = runs.run;
 
   async function reconcile(): Promise<{ queued: number; removed: number }> {
     // The index first: whatever it holds was committed before, so a memory created meanwhile can be
@@ -202,7 +187,7 @@ export function createIndexer(
       stopped = true;
       clearInterval(timer);
       await starting;
-      await running?.catch(() => undefined);
+      await runs.settled();
       await optimizing;
     },
   };

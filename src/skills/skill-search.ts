@@ -70,7 +70,6 @@ export async function rankSkillCandidates<T extends { id: string }>(
   load: (ids: string[]) => Promise<T[]>,
 ): Promise<{ hits: Array<{ item: T; score: number }>; embedMs: number; searchMs: number }> {
   const pool = poolSize(q.limit);
-  const filter = q.filter;
   let embedMs = 0;
   const started = performance.now();
   const semantic = (async () => {
@@ -78,9 +77,9 @@ export async function rankSkillCandidates<T extends { id: string }>(
     const t = performance.now();
     const vector = await deps.embedQuery(q.query);
     embedMs = performance.now() - t;
-    return { vector, hits: await deps.index.search(vector, filter, pool) };
+    return { vector, hits: await deps.index.search(vector, q.filter, pool) };
   })();
-  const keyword = q.mode === "semantic" ? Promise.resolve([]) : deps.index.keywordSearch(q.query, filter, pool);
+  const keyword = q.mode === "semantic" ? Promise.resolve([]) : deps.index.keywordSearch(q.query, q.filter, pool);
   const [{ vector, hits }, keywordHits] = await Promise.all([semantic, keyword]);
 
   const cosines = new Map(hits.map((h) => [h.id, h.similarity]));

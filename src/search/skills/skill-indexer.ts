@@ -3,6 +3,7 @@ import type { Database } from "../../db/database.js";
 import type { Embedder } from "../../embeddings/embedder.js";
 import { loadSkills } from "../../skills/skill-store.js";
 import { embeddedText, keywordText } from "../../skills/skill-text.js";
+import { coalescedRuns } from "../coalesced-runs.js";
 import { indexedContainers, type SkillVectorIndex } from "./skill-vector-index.js";
 
 // Postgres is the truth; the skills collection follows it through skill_index_outbox, written in the
@@ -21,8 +22,6 @@ export function createSkillIndexer(
   log: FastifyBaseLogger,
   maintains: () => boolean = () => true,
 ) {
-  let running: Promise<number> | undefined;
-  let again = false;
   let writesSinceOptimize = 0;
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
@@ -59,23 +58,15 @@ export function createSkillIndexer(
   }
 
   /** Indexes until the outbox is empty; a caller arriving during a run waits for a run that sees its job. */
-  function drain(): Promise<number> {
-    if (running) {
-      again = true;
-      return running;
-    }
-    running = (async () => {
+  const runs = coalescedRuns(
+    async () => {
       let total = 0;
-      do {
-        again = false;
-        for (let n = await step(); n > 0 && !stopped; n = await step()) total += n;
-      } while (again && !stopped);
+      for (let n = await step(); n > 0 && !stopped; n = await step()) total += n;
       return total;
-    })().finally(() => {
-      running = undefined;
-    });
-    return running;
-  }
+    },
+    () => stopped,
+  );
+  const drain = runs.run;
 
   const drainInBackground = () => {
     drain().catch((err: unknown) => log.error({ err }, "skill indexing failed; queued skills stay queued and are retried"));
@@ -108,7 +99,7 @@ export function createSkillIndexer(
     async stop(): Promise<void> {
       stopped = true;
       clearInterval(timer);
-      await running?.catch(() => undefined);
+      await runs.settled();
     },
   };
 }
