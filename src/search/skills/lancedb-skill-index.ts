@@ -90,9 +90,16 @@ export async function openLanceSkillIndex(options: { uri: string; dimensions: nu
   const connection = await connect(options.uri, {
     readConsistencyInterval: options.readConsistencySeconds ?? defaultReadConsistencySeconds(options.uri),
   });
-  const table = await retryConflicts(() => connection.createEmptyTable(`skills_v1_${dimensions}`, schema, { mode: "create", existOk: true }));
+  const name = `skills_v1_${dimensions}`;
+  // A table of an earlier layout is opened as it is (createEmptyTable refuses a schema that differs) and
+  // brought up to date below; nodes creating it together are each told it exists.
+  const table = await retryConflicts(async () =>
+    (await connection.tableNames()).includes(name)
+      ? connection.openTable(name)
+      : connection.createEmptyTable(name, schema, { mode: "create", existOk: true }),
+  );
   await addMarketplaceColumn(table);
-  // BM25 over name and description, as for memories' content; rows written since the last optimize() are scanned.
+  // BM25 over keywordText; rows written since the last optimize() are scanned.
   await ensureFullTextIndex(table, "text");
   const write = serialQueue();
 
