@@ -27,6 +27,7 @@ import { keywordRelevance } from "../src/search/scoring.js";
 import { pendingReader } from "../src/recall/pending-candidates.js";
 import { ingestAgentFacts, loadAgentFacts } from "./lib/agent-facts.js";
 import { loadLocomo } from "./lib/locomo.js";
+import { settleIndex } from "./lib/settle-index.js";
 import { alignedTable } from "./lib/table.js";
 
 interface Cand {
@@ -81,7 +82,7 @@ async function collect(locomoDir: string): Promise<Asked[]> {
     try {
       const { memories, questions } = await loadAgentFacts();
       const facts = await ingestAgentFacts(app.url, adminKey, memories);
-      await app.indexer.drain();
+      await settleIndex(app);
       const ws = await workspaceIdOf(app, "agent-facts");
       for (const q of questions) {
         asked.push({ set: "agent-facts", heldOut: q.heldOut, expect: q.expect, cands: await candidatesOf(app, ws, q.query, [], facts.keyOf) });
@@ -96,7 +97,7 @@ async function collect(locomoDir: string): Promise<Asked[]> {
     const diaIdOf = new Map(manifest.diaIdOf);
     const app = await startApp(loadConfig({ PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, LOG_LEVEL: "warn", AGENTMEM_ADMIN_KEY: adminKey }));
     try {
-      await app.indexer.drain();
+      await settleIndex(app);
       const ws = await workspaceIdOf(app, "locomo");
       for (const c of await loadLocomo("/work/shared/data/locomo/locomo10.json")) {
         for (const q of c.questions) {

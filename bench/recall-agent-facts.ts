@@ -18,6 +18,7 @@ import { parseArgs } from "node:util";
 import { startApp } from "../src/app.js";
 import { loadConfig } from "../src/config.js";
 import { ingestAgentFacts, loadAgentFacts, postJson } from "./lib/agent-facts.js";
+import { settleIndex } from "./lib/settle-index.js";
 import { alignedTable } from "./lib/table.js";
 
 const modes = ["semantic", "keyword", "hybrid"] as const;
@@ -53,7 +54,7 @@ async function main(): Promise<void> {
     const { memories, questions } = await loadAgentFacts();
     const started = performance.now();
     const facts = await ingestAgentFacts(app.url, adminKey, memories);
-    await app.indexer.drain();
+    await settleIndex(app);
     console.error(`stored ${memories.length} memories in ${((performance.now() - started) / 1000).toFixed(1)} s; shadowed: ${facts.shadowed.join(", ") || "none"}`);
 
     const recall = async (query: string, mode: Mode): Promise<string[]> => {

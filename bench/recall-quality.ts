@@ -24,7 +24,8 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { startApp, type App } from "../src/app.js";
 import { loadConfig } from "../src/config.js";
-import { CallFailure, closedLoop } from "./lib/closed-loop.js";
+import { closedLoop } from "./lib/closed-loop.js";
+import { postOrFail as post } from "./lib/http-json.js";
 import {
   loadLocomo,
   metricsOf,
@@ -35,6 +36,7 @@ import {
   type Metrics,
 } from "./lib/locomo.js";
 import { Recorder } from "./lib/stats.js";
+import { settleIndex } from "./lib/settle-index.js";
 import { alignedTable } from "./lib/table.js";
 
 const modes = ["semantic", "keyword", "hybrid"] as const;
@@ -92,17 +94,6 @@ interface Corpus {
 
 const adminKey = `bench-admin-${randomBytes(16).toString("hex")}`;
 
-async function post(url: string, key: string, body: unknown): Promise<any> {
-  const res = await fetch(url, {
-    method: "POST",
-    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-    body: JSON.stringify(body),
-    signal: AbortSignal.timeout(120_000),
-  });
-  if (!res.ok) throw new CallFailure(`HTTP ${res.status}: ${(await res.text()).slice(0, 300)}`);
-  return res.json();
-}
-
 /** Starts the server on a data directory (fresh, or kept from an earlier run) and ingests LoCoMo into it unless already there. */
 async function openCorpus(conversations: Conversation[], variant: ContentVariant, reuseDir: string | undefined): Promise<Corpus> {
   const dataDir = reuseDir ? path.resolve(reuseDir, variant) : await mkdtemp(path.join(tmpdir(), "agentmem-locomo-"));
@@ -118,7 +109,7 @@ async function openCorpus(conversations: Conversation[], variant: ContentVariant
   try {
     if (reuseDir && existsSync(manifest)) {
       const saved = JSON.parse(await readFile(manifest, "utf8")) as { key: string; diaIdOf: Array<[string, string]> };
-      await app.indexer.drain();
+      await settleIndex(app);
       console.error(`  reusing ${saved.diaIdOf.length} memories in ${dataDir}`);
       return { app, key: saved.key, diaIdOf: new Map(saved.diaIdOf), ingest: null, close };
     }
@@ -146,7 +137,7 @@ async function openCorpus(conversations: Conversation[], variant: ContentVariant
     });
     if (rec.errors > 0) throw new Error(`ingest failed: ${JSON.stringify(rec.errorKinds)}`);
     const apiS = (performance.now() - started) / 1000;
-    await app.indexer.drain();
+    await settleIndex(app);
     const indexedS = (performance.now() - started) / 1000;
     console.error(`  ingested ${diaIdOf.size} memories: API ${apiS.toFixed(1)} s, indexed after ${indexedS.toFixed(1)} s`);
     if (reuseDir) await writeFile(manifest, JSON.stringify({ key, diaIdOf: [...diaIdOf] }));

@@ -1,4 +1,5 @@
 import { readFile } from "node:fs/promises";
+import { postOrFail as post } from "./http-json.js";
 
 // Our own recall benchmark of short agent memories (bench/data/agent-facts/, written for this project):
 // 152 memories of the six types about one user, the people around them and two projects, with near
@@ -34,17 +35,6 @@ export async function loadAgentFacts(): Promise<{ memories: AgentMemory[]; quest
   const memories = await jsonLines<AgentMemory>("memories.jsonl");
   const questions = (await jsonLines<Omit<AgentQuestion, "heldOut">>("questions.jsonl")).map((q, i) => ({ ...q, heldOut: isHeldOut(i) }));
   return { memories, questions };
-}
-
-async function post(url: string, key: string, body: unknown): Promise<any> {
-  const res = await fetch(url, {
-    method: "POST",
-    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-    body: JSON.stringify(body),
-    signal: AbortSignal.timeout(120_000),
-  });
-  if (!res.ok) throw new Error(`HTTP ${res.status}: ${(await res.text()).slice(0, 300)}`);
-  return res.json();
 }
 
 export interface IngestedFacts {

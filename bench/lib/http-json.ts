@@ -1,4 +1,5 @@
 import http from "node:http";
+import { CallFailure } from "./closed-loop.js";
 
 // node:http with a keep-alive agent rather than fetch: under a burst of concurrent large POSTs, fetch
 // (undici) held some requests back for seconds on the client, which showed up as server latency.
@@ -27,4 +28,16 @@ export function postJson(url: string, key: string, body: string): Promise<{ stat
     req.on("error", reject);
     req.end(body);
   });
+}
+
+/** POSTs a JSON body with fetch and resolves with the parsed answer; an error answer throws a CallFailure. */
+export async function postOrFail(url: string, key: string, body: unknown): Promise<any> {
+  const res = await fetch(url, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(120_000),
+  });
+  if (!res.ok) throw new CallFailure(`HTTP ${res.status}: ${(await res.text()).slice(0, 300)}`);
+  return res.json();
 }
