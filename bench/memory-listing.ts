@@ -150,6 +150,7 @@ async function main(): Promise<number> {
           }
         },
         ping: async () => undefined,
+        maintain: async () => undefined,
         close: async () => undefined,
       };
       await listMemories(traced, { workspaceId, container: "bench-1" }, {

@@ -80,6 +80,9 @@ export interface App {
 // Node's default limit on request headers (16 KiB over HTTP/1.1) bounds the URL; HTTP/2 allows 64 KiB.
 const maxUrlLength = 65_536;
 
+// How often grown tables are vacuumed where no autovacuum runs (PGlite).
+const databaseMaintenanceMs = 30_000;
+
 const openApiPath = new URL("../gen/openapi.json", import.meta.url);
 const mcpToolsPath = new URL("../gen/mcp-tools.json", import.meta.url);
 
@@ -256,6 +259,16 @@ export async function startApp(config: Config): Promise<App> {
       purgeIdempotencyKeys(db).catch((err: unknown) => fastify.log.error({ err }, "idempotency key purge failed"));
     }, 3_600_000);
     purge.unref();
+    let maintaining: Promise<void> | undefined;
+    const maintain = () => {
+      maintaining ??= db
+        .maintain()
+        .catch((err: unknown) => fastify.log.error({ err }, "database maintenance failed; tried again at the next interval"))
+        .finally(() => (maintaining = undefined));
+    };
+    maintain();
+    const maintenance = setInterval(maintain, databaseMaintenanceMs);
+    maintenance.unref();
     return {
       fastify,
       db,
@@ -270,6 +283,7 @@ export async function startApp(config: Config): Promise<App> {
       async close() {
         closing = true;
         clearInterval(purge);
+        clearInterval(maintenance);
         // Storage closes only after everything that uses it has stopped: requests, the token backfill, the
         // indexer (and its reconciliation), the lease and pending traces; the vector index then waits for its searches.
         // Every step runs even if one before it failed (e.g. a database that is already gone).
@@ -281,6 +295,7 @@ export async function startApp(config: Config): Promise<App> {
           () => emails?.stop(),
           () => maintainer?.stop(),
           () => traces.flush(),
+          () => maintaining,
           ...opened.map((resource) => () => resource.close()),
         ];
         let failure: unknown;

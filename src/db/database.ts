@@ -8,6 +8,8 @@ export interface Database extends Sql {
   transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T>;
   /** A cheap round-trip used by readiness checks. */
   ping(): Promise<void>;
+  /** Housekeeping a server's autovacuum does itself: a no-op there; on PGlite, vacuums grown tables. */
+  maintain(): Promise<void>;
   close(): Promise<void>;
   readonly kind: "pglite" | "postgres";
 }

@@ -3,6 +3,7 @@ import path from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { vector } from "@electric-sql/pglite-pgvector";
 import type { Database, Sql } from "./database.js";
+import { vacuumGrownTables } from "./pglite-maintenance.js";
 
 /** Embedded PostgreSQL in dataDir/pg, or in memory for "memory://"; `vector` loads pgvector. */
 export async function openPglite(dataDir: string, options: { vector?: boolean } = {}): Promise<Database> {
@@ -22,6 +23,9 @@ export async function openPglite(dataDir: string, options: { vector?: boolean } 
     transaction: (fn) => pg.transaction((tx) => fn(wrap(tx))),
     ping: async () => {
       await pg.query("select 1");
+    },
+    maintain: async () => {
+      await vacuumGrownTables(wrap(pg));
     },
     close: () => pg.close(),
   };

@@ -32,6 +32,8 @@ export async function openPostgres(connectionString: string, max: number): Promi
     ping: async () => {
       await query("select 1");
     },
+    // The server's autovacuum does it.
+    maintain: async () => undefined,
     close: () => pool.end(),
   };
 }

@@ -35,6 +35,39 @@ describe("storage", () => {
     await db.close();
   });
 
+  it("plans PGlite queries on the data it holds: grown tables are vacuumed and analysed", async () => {
+    const db = await openDatabase({ dataDir: "memory://", poolSize: 1 });
+    try {
+      await migrate(db);
+      await db.query("insert into workspaces (id, name) select 'ws' || i, 'ws' || i from generate_series(1, 50) i");
+      await db.query("insert into author_profiles (workspace_id, handle) select 'ws' || i, 'h' || i from generate_series(1, 50) i");
+      await db.query(
+        `insert into skills (id, workspace_id, slug, name, description, content, maturity, visibility, source, state, version, key_id, created_at, updated_at)
+         select 'skl' || i, 'ws' || (1 + i % 50), 's' || i, 'n' || i, 'd' || i, 'body', 'stable', 'public', 'authored', 'active', 1, 'k', now(), now()
+           from generate_series(1, 5000) i`,
+      );
+      await db.query(
+        `insert into marketplace_listings (skill_id, workspace_id, status, version, first_published_at, published_at, popularity)
+         select 'skl' || i, 'ws' || (1 + i % 50), 'listed', 1, now(), now(), i from generate_series(1, 5000) i`,
+      );
+      // A marketplace page: 20 listings, most popular first, with their skills and authors.
+      const page = `explain select s.id from marketplace_listings l join skills s on s.id = l.skill_id
+        join author_profiles p on p.workspace_id = l.workspace_id
+        where l.status = 'listed' and s.state = 'active' order by l.popularity desc, l.skill_id desc limit 20`;
+      const plan = async () => (await db.query<{ "QUERY PLAN": string }>(page)).map((r) => r["QUERY PLAN"]).join("\n");
+      // Never analysed, the tables look empty, and the planner joins every listing and sorts them all.
+      expect(await plan()).toMatch(/Sort/);
+
+      await db.maintain();
+      expect(await plan()).not.toMatch(/Sort/);
+      expect(await plan()).toContain("marketplace_listings_popular");
+      const [listings] = await db.query<{ reltuples: number }>("select reltuples from pg_class where relname = 'marketplace_listings'");
+      expect(listings!.reltuples).toBe(5000);
+    } finally {
+      await db.close();
+    }
+  });
+
   it("lets several nodes start on one PostgreSQL database at once and share its data", async () => {
     const database = await freshPostgresDatabase();
     // Nodes of one database share one LanceDB location (test/search/several-nodes.test.ts covers more).
