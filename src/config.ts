@@ -39,8 +39,10 @@ const envSchema = z.object({
   /** Directory holding local ONNX models for the transformers provider (remote models are never fetched). */
   EMBEDDING_MODEL_PATH: z.string().min(1).optional(),
   EMBEDDING_BATCH_SIZE: z.coerce.number().int().min(1).max(2048).default(32),
-  /** Worker threads running the built-in model; default one per core, at most two. */
+  /** Processes running the built-in model, each with its own copy (about 150 MB); default one. */
   EMBEDDING_WORKERS: z.coerce.number().int().min(1).max(64).optional(),
+  /** Threads each of those processes runs the model on; default one per core, at most two. */
+  EMBEDDING_THREADS: z.coerce.number().int().min(1).max(64).optional(),
   /** Query embeddings kept in memory, so repeated queries skip the model. */
   EMBEDDING_CACHE_SIZE: z.coerce.number().int().min(0).default(10_000),
   /** Vectors of recently written texts kept in memory, so the indexer does not embed them again. */

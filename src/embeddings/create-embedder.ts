@@ -2,7 +2,6 @@ import { availableParallelism } from "node:os";
 import { ConfigError, type Config } from "../config.js";
 import type { Embedder } from "./embedder.js";
 import { OpenAiEmbedder } from "./openai-embedder.js";
-import { TransformersEmbedder } from "./transformers-embedder.js";
 import { UseLiteEmbedder } from "./use-lite-embedder.js";
 
 function required(value: string | undefined, name: string, provider: string): string {
@@ -15,7 +14,11 @@ export async function createEmbedder(config: Config): Promise<Embedder> {
   const batchSize = config.EMBEDDING_BATCH_SIZE;
   switch (config.EMBEDDING_PROVIDER) {
     case "use-lite":
-      return UseLiteEmbedder.create({ batchSize, workers: config.EMBEDDING_WORKERS ?? defaultUseLiteWorkers() });
+      return UseLiteEmbedder.create({
+        batchSize,
+        workers: config.EMBEDDING_WORKERS ?? 1,
+        threads: config.EMBEDDING_THREADS ?? defaultUseLiteThreads(),
+      });
     case "openai":
       return OpenAiEmbedder.create({
         url: required(config.EMBEDDING_URL, "EMBEDDING_URL", "openai"),
@@ -24,14 +27,18 @@ export async function createEmbedder(config: Config): Promise<Embedder> {
         dimensions: config.EMBEDDING_DIMENSIONS,
         batchSize,
       });
-    case "transformers":
-      return TransformersEmbedder.create({
+    case "transformers": {
+      const options = {
         modelPath: required(config.EMBEDDING_MODEL_PATH, "EMBEDDING_MODEL_PATH", "transformers"),
         model: required(config.EMBEDDING_MODEL, "EMBEDDING_MODEL", "transformers"),
         batchSize,
-      });
+      };
+      // Loaded only when chosen: transformers.js costs about 35 MB and 0.3 s to import.
+      const { TransformersEmbedder } = await import("./transformers-embedder.js");
+      return TransformersEmbedder.create(options);
+    }
   }
 }
 
-/** One model worker per core, at most two: each copy costs ~250 MB, and the server needs CPU too. */
-const defaultUseLiteWorkers = () => Math.min(2, availableParallelism());
+/** One model thread per core, at most two: the server needs CPU too. */
+const defaultUseLiteThreads = () => Math.min(2, availableParallelism());

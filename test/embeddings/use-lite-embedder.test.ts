@@ -105,16 +105,16 @@ describe("UseLiteEmbedder", () => {
   });
 });
 
-/** The worker in a pool slot, to wait until a replacement has loaded (it takes the retried job at once). */
+/** The process in a pool slot, to wait until a replacement has loaded (it takes the retried job at once). */
 const slot = (e: UseLiteEmbedder, i: number) => (e as unknown as { pool: Array<{ ready: Promise<void> }> }).pool[i]!;
 
-describe("a crashed model worker", () => {
-  it("is replaced: the batch it was running is retried on the fresh worker and queued calls go on", async () => {
+describe("a crashed model process", () => {
+  it("is replaced: the batch it was running is retried on the fresh process and queued calls go on", async () => {
     const crashing = await UseLiteEmbedder.create({ batchSize: 4, workers: 1 });
     try {
       const texts = paraphrases.map(([a]) => a);
       const before = await embedder.embed(texts);
-      // One worker: the first call is running on it when it dies, the others wait in the queue.
+      // One process: the first call is running on it when it dies, the others wait in the queue.
       const stream = texts.map((t) => crashing.embed([t]));
       await crashing.crashWorker(0);
       const after = (await Promise.all(stream)).map(([v]) => v!);
@@ -125,7 +125,7 @@ describe("a crashed model worker", () => {
     }
   });
 
-  it("fails a batch with a clear error when its worker dies a second time, and keeps serving", async () => {
+  it("fails a batch with a clear error when its process dies a second time, and keeps serving", async () => {
     const crashing = await UseLiteEmbedder.create({ batchSize: 4, workers: 1 });
     try {
       const doomed = crashing.embed(["a batch that kills two workers"]);
@@ -140,7 +140,7 @@ describe("a crashed model worker", () => {
   });
 });
 
-describe("recall while a model worker crashes", () => {
+describe("recall while a model process crashes", () => {
   let server: TestServer;
   beforeAll(async () => {
     server = await startTestServer("pglite");
@@ -154,7 +154,7 @@ describe("recall while a model worker crashes", () => {
     const recalls = Array.from({ length: 16 }, (_, i) =>
       agent("POST", "/api/v1/agent/recall", { query: `when does release train number ${i} leave`, limit: 3 }).then((r) => r.status),
     );
-    // Once one recall has been answered the others are being embedded or queued for the workers.
+    // Once one recall has been answered the others are being embedded or queued for the model.
     await Promise.race(recalls);
     await (server.app.model as UseLiteEmbedder).crashWorker(0);
     expect(await Promise.all(recalls)).toEqual(recalls.map(() => 200));
