@@ -1,9 +1,25 @@
 import { startApp } from "./app.js";
 import { ConfigError, loadConfig } from "./config.js";
 
+const firstKeyHint =
+  "AGENTMEM_ADMIN_KEY is not set, so no API key can be created: restart with AGENTMEM_ADMIN_KEY=<a secret of 16+ characters>, " +
+  "then run `npx agentmem keys create --workspace <name> --container <name>`";
+
+/** One line for failures a person can fix (configuration, a taken port); anything else keeps its stack. */
+function startFailure(err: unknown): unknown {
+  if (err instanceof ConfigError) return err.message;
+  const { code, port, address } = err as NodeJS.ErrnoException & { port?: number; address?: string };
+  if (code === "EADDRINUSE") return `agentmem: cannot listen on ${address}:${port}: the port is in use (another agentmem?); stop it or set PORT`;
+  if (code === "EACCES") return `agentmem: cannot listen on ${address}:${port}: permission denied; set PORT to 1024 or above`;
+  if (code === "EADDRNOTAVAIL") return `agentmem: cannot listen on ${address}:${port}: no such address here; check HOST`;
+  return err;
+}
+
 try {
-  const app = await startApp(loadConfig());
+  const config = loadConfig();
+  const app = await startApp(config);
   app.fastify.log.info(`agentmem listening on ${app.url} (storage: ${app.db.kind})`);
+  if (!config.AGENTMEM_ADMIN_KEY) app.fastify.log.warn(firstKeyHint);
   let closing = false;
   const shutdown = (signal: string) => {
     if (closing) return;
@@ -20,6 +36,6 @@ try {
   process.on("SIGINT", () => shutdown("SIGINT"));
   process.on("SIGTERM", () => shutdown("SIGTERM"));
 } catch (err) {
-  console.error(err instanceof ConfigError ? err.message : err);
+  console.error(startFailure(err));
   process.exit(1);
 }
