@@ -1,5 +1,7 @@
-import { startApp } from "./app.js";
+import net from "node:net";
+import { pino } from "pino";
 import { ConfigError, loadConfig } from "./config.js";
+import { loggerOptions } from "./observability/logger.js";
 
 const firstKeyHint =
   "AGENTMEM_ADMIN_KEY is not set, so no API key can be created: restart with AGENTMEM_ADMIN_KEY=<a secret of 16+ characters>, " +
@@ -15,11 +17,28 @@ function startFailure(err: unknown): unknown {
   return err;
 }
 
+/** Fails in a second, not after storage and the model have loaded, when the port cannot be had (the real listen still reports a later loss). */
+async function assertPortFree(port: number, host: string): Promise<void> {
+  if (port === 0) return;
+  const probe = net.createServer();
+  await new Promise<void>((resolve, reject) => {
+    probe.once("error", reject);
+    probe.listen(port, host, resolve);
+  });
+  await new Promise((resolve) => probe.close(resolve));
+}
+
 try {
   const config = loadConfig();
+  if (!config.AGENTMEM_ADMIN_KEY) {
+    const { stream, ...options } = loggerOptions(config);
+    (stream ? pino(options, stream) : pino(options)).warn(firstKeyHint);
+  }
+  await assertPortFree(config.PORT, config.HOST);
+  // Loaded once the port is known to be free: the storage and model libraries take seconds to import.
+  const { startApp } = await import("./app.js");
   const app = await startApp(config);
   app.fastify.log.info(`agentmem listening on ${app.url} (storage: ${app.db.kind})`);
-  if (!config.AGENTMEM_ADMIN_KEY) app.fastify.log.warn(firstKeyHint);
   let closing = false;
   const shutdown = (signal: string) => {
     if (closing) return;
