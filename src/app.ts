@@ -1,5 +1,6 @@
 import { createContextValues } from "@connectrpc/connect";
 import Fastify, { LogController, type FastifyInstance } from "fastify";
+import type { DestinationStream } from "pino";
 import { randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import os from "node:os";
@@ -43,6 +44,14 @@ import { moderationService } from "./marketplace/moderation-service.js";
 import { skillPublishing } from "./marketplace/publishing.js";
 import type { VectorIndex } from "./search/vector/vector-index.js";
 import { healthPlugin } from "./observability/health.js";
+import { healthService } from "./observability/grpc-health.js";
+import { loggerOptions } from "./observability/logger.js";
+import { createReadiness } from "./observability/readiness.js";
+import { logFieldsOf, requestLogKey, requestLogPlugin, traceIdOf } from "./observability/request-log.js";
+import { reflectionServices } from "./transport/grpc-reflection.js";
+import { Health } from "../gen/grpc/health/v1/health_pb.js";
+import { ServerReflection } from "../gen/grpc/reflection/v1/reflection_pb.js";
+import { ServerReflection as ServerReflectionV1Alpha } from "../gen/grpc/reflection/v1alpha/reflection_pb.js";
 import { metricsPlugin } from "./observability/metrics.js";
 import { connectRoutes } from "./transport/connect/connect-routes.js";
 import { clientErrorHandler, frameworkErrorHandler, restErrorHandling } from "./transport/error-handler.js";
@@ -86,8 +95,16 @@ const databaseMaintenanceMs = 30_000;
 const openApiPath = new URL("../gen/openapi.json", import.meta.url);
 const mcpToolsPath = new URL("../gen/mcp-tools.json", import.meta.url);
 
+export interface StartOptions {
+  /** Where log lines go instead of stdout (tests read them). */
+  logStream?: DestinationStream;
+}
+
+/** How often open gRPC health watches re-check readiness. */
+const healthWatchPollMs = 5000;
+
 /** Opens storage, migrates it, and serves every service on one port over gRPC, gRPC-Web, Connect, REST and MCP. */
-export async function startApp(config: Config): Promise<App> {
+export async function startApp(config: Config, options: StartOptions = {}): Promise<App> {
   const db = await openDatabase({
     databaseUrl: config.DATABASE_URL,
     dataDir: config.DATA_DIR,
@@ -113,15 +130,17 @@ export async function startApp(config: Config): Promise<App> {
       config.RATE_LIMIT_STORE === "off" ? null : config.RATE_LIMIT_STORE === "postgres" ? postgresRateLimitStore(db) : memoryRateLimitStore();
     if (rateLimits) opened.unshift(rateLimits);
     const admission = createAdmission(rateLimits, config.plans);
+    const readiness = createReadiness(() => db.ping(), healthWatchPollMs);
     const fastify = Fastify({
       serverFactory: onePortServer({ graceMs: config.SHUTDOWN_GRACE_MS, onClientError: clientErrorHandler({ auth, admission }) }),
       bodyLimit: config.BODY_LIMIT_BYTES,
       // Above any URL Node accepts, so over-long ids reach the services, which answer not_found or invalid_request.
       routerOptions: { maxParamLength: maxUrlLength },
       frameworkErrors: frameworkErrorHandler({ auth, admission }),
-      // Per-request logs cost throughput; latency and status per route are in /metrics.
-      logController: new LogController({ disableRequestLogging: true }),
-      logger: { level: config.LOG_LEVEL, redact: ["req.headers.authorization", "headers.authorization"] },
+      // Fastify's own two lines per request carry headers; requestLogPlugin writes one line without them.
+      logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: "traceId" }),
+      genReqId: traceIdOf,
+      logger: loggerOptions(config, options.logStream),
     });
     const maintainer = config.INDEXER_ENABLED
       ? createMaintainerLease(db, `${os.hostname()}/${process.pid}/${randomBytes(4).toString("hex")}`, config.INDEX_MAINTAINER_LEASE_MS, fastify.log)
@@ -215,8 +234,9 @@ export async function startApp(config: Config): Promise<App> {
     ];
 
     restErrorHandling(fastify);
+    await fastify.register(requestLogPlugin, { level: config.REQUEST_LOG_LEVEL });
     await fastify.register(metricsPlugin);
-    await fastify.register(healthPlugin, { db });
+    await fastify.register(healthPlugin, { readiness, database: db.kind });
     await fastify.register(rateLimitPlugin, { auth, admission });
     await fastify.register(bodyGuardPlugin, { bodyTimeoutMs: config.REQUEST_BODY_TIMEOUT_MS });
     await fastify.register(restRoutes, { bindings });
@@ -227,11 +247,14 @@ export async function startApp(config: Config): Promise<App> {
     });
     const mcpTools = JSON.parse(await readFile(mcpToolsPath, "utf8")) as McpToolDefinition[];
     await fastify.register(mcpRoutes, { bindings, tools: mcpTools, auth });
+    const grpcServices = [...bindings.map((b) => b.service), Health, ServerReflection, ServerReflectionV1Alpha];
     await fastify.register(connectRoutes, {
       routes: (router) => {
         for (const b of bindings) router.service(b.service, b.impl);
+        router.service(Health, healthService(readiness, grpcServices.map((s) => s.typeName)));
+        for (const r of reflectionServices(grpcServices, auth)) router.service(r.service, r.impl);
       },
-      contextValues: (req) => createContextValues().set(clientAddressKey, req.ip),
+      contextValues: (req) => createContextValues().set(clientAddressKey, req.ip).set(requestLogKey, logFieldsOf(req)),
       maxBytes: config.BODY_LIMIT_BYTES,
       bodyTimeoutMs: config.REQUEST_BODY_TIMEOUT_MS,
       auth,
@@ -282,6 +305,8 @@ export async function startApp(config: Config): Promise<App> {
       url,
       async close() {
         closing = true;
+        // Health watches answer NOT_SERVING and end, so their streams do not hold the shutdown open.
+        readiness.shutdown();
         clearInterval(purge);
         clearInterval(maintenance);
         // Storage closes only after everything that uses it has stopped: requests, the token backfill, the

@@ -16,6 +16,10 @@ const envSchema = z.object({
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
   AGENTMEM_ADMIN_KEY: z.string().min(16, "must be at least 16 characters").optional(),
   LOG_LEVEL: z.enum(logLevels).default("info"),
+  /** json: one JSON object a line (for log collectors); pretty: coloured, human-readable lines. */
+  LOG_FORMAT: z.enum(["json", "pretty"]).default("json"),
+  /** The level of the one line logged per request; silent logs none. At info, LOG_LEVEL=warn hides them. */
+  REQUEST_LOG_LEVEL: z.enum(logLevels).default("info"),
   /** Largest accepted request body, for every transport. */
   BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(4 * 1024 * 1024),
   /** How long a verified API key is trusted before it is looked up again (revocation delay on other nodes). */

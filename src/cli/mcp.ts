@@ -1,5 +1,6 @@
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { isJSONRPCRequest, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { serverUrl } from "./server.js";
 
 // `agentmem mcp`: the MCP server over stdio, for desktop agent clients that start servers as commands.
 // It relays every message to the server's /mcp endpoint at AGENTMEM_URL with AGENTMEM_API_KEY, so
@@ -82,7 +83,7 @@ export async function mcpCommand(): Promise<number> {
     console.error("AGENTMEM_API_KEY is not set: agentmem mcp needs an agent API key");
     return 2;
   }
-  const relay = mcpRelay(process.env.AGENTMEM_URL ?? "http://127.0.0.1:8080", apiKey);
+  const relay = mcpRelay(serverUrl(), apiKey);
   const stdio = new StdioServerTransport();
   const pending = new Set<Promise<void>>();
   stdio.onmessage = (message) => {

@@ -5,6 +5,7 @@ import { readFile, rm, stat, writeFile } from "node:fs/promises";
 import { once } from "node:events";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
+import { CliError, fetchServer } from "./server.js";
 
 // `agentmem memories list|export|import`: browses, exports and bulk-loads memories through the agent REST
 // API at AGENTMEM_URL with AGENTMEM_API_KEY. Export and import use JSON lines, one memory per line.
@@ -31,17 +32,10 @@ const inputFields = ["content", "type", "containers", "tags", "source", "validFr
 const pageSize = 200;
 const maxBatch = 100;
 
-class CliError extends Error {}
-
-function api(): { base: string; key: string } {
+async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: any }> {
   const key = process.env.AGENTMEM_API_KEY;
   if (!key) throw new CliError("AGENTMEM_API_KEY is not set");
-  return { base: (process.env.AGENTMEM_URL ?? "http://127.0.0.1:8080").replace(/\/+$/, ""), key };
-}
-
-async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: any }> {
-  const { base, key } = api();
-  const res = await fetch(base + path, {
+  const res = await fetchServer(path, {
     method,
     headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { "content-type": "application/json" }), ...headers },
     body: body === undefined ? null : JSON.stringify(body),

@@ -1,6 +1,7 @@
 import { SingleBar } from "cli-progress";
 import { mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { fetchServer } from "./server.js";
 
 // `agentmem skills import|export`: moves skills in and out as SKILL.md directories, through the
 // agent API at AGENTMEM_URL with AGENTMEM_API_KEY.
@@ -18,10 +19,9 @@ interface SkillFileJson {
 const maxFiles = 64;
 
 async function call(route: string, body: unknown): Promise<{ ok: boolean; json: any }> {
-  const base = (process.env.AGENTMEM_URL ?? "http://127.0.0.1:8080").replace(/\/+$/, "");
   const key = process.env.AGENTMEM_API_KEY;
   if (!key) throw new Error("AGENTMEM_API_KEY is not set");
-  const res = await fetch(`${base}/api/v1/agent/skills${route}`, {
+  const res = await fetchServer(`/api/v1/agent/skills${route}`, {
     method: "POST",
     headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
     body: JSON.stringify(body),

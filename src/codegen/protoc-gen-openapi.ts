@@ -217,7 +217,10 @@ function openApiDocument(services: DescService[], allMessages: DescMessage[], to
     servers: [{ url: "/" }],
     security: [{ bearerAuth: [] }],
     tags: [
-      ...services.map((service) => withDescription({ name: service.name }, service)),
+      // Services without REST routes (gRPC health and reflection) have no operations to tag.
+      ...services
+        .filter((service) => service.methods.some((m) => restRouteOf(m)))
+        .map((service) => withDescription({ name: service.name }, service)),
       { name: "MCP", description: "The Model Context Protocol server: the agent RPCs as tools, skills as resources and prompts." },
     ],
     paths,

@@ -1,15 +1,11 @@
 import type { FastifyInstance } from "fastify";
-import type { Database } from "../db/database.js";
+import type { Readiness } from "./readiness.js";
 
-/** Liveness (the process answers) and readiness (the database answers). */
-export async function healthPlugin(app: FastifyInstance, opts: { db: Database }): Promise<void> {
+/** Liveness (the process answers) and readiness (the database answers and the node is not shutting down). */
+export async function healthPlugin(app: FastifyInstance, opts: { readiness: Readiness; database: string }): Promise<void> {
   app.get("/healthz", async () => ({ status: "ok" }));
   app.get("/readyz", async (_req, reply) => {
-    try {
-      await opts.db.ping();
-      return { status: "ready", database: opts.db.kind };
-    } catch {
-      return reply.code(503).send({ status: "unavailable", database: opts.db.kind });
-    }
+    if (await opts.readiness.check()) return { status: "ready", database: opts.database };
+    return reply.code(503).send({ status: "unavailable", database: opts.database });
   });
 }

@@ -15,6 +15,7 @@ import { scopeOf } from "../accounts/container-scope.js";
 import { agentPrincipal, type AgentPrincipal } from "../accounts/principal.js";
 import { apiError, invalidRequest, notFound } from "../errors/api-error.js";
 import { newId } from "../ids.js";
+import { noteRecallTrace, requestLogKey } from "../observability/request-log.js";
 import { memoryTypes, severities } from "../memories/memory-rules.js";
 import type { UsageMeter } from "../usage/usage-meter.js";
 import { findSuperseded, type Superseded } from "../memories/memory-store.js";
@@ -170,6 +171,7 @@ export function recallService(deps: RecallServiceDeps): ServiceImpl<typeof Recal
         totalMs: performance.now() - started,
         traceId: newId("trc"),
       });
+      noteRecallTrace(ctx.values.get(requestLogKey), meta.traceId);
       const traced = deps.traces.record({
         id: meta.traceId,
         workspaceId: principal.workspaceId,

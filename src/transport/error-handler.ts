@@ -3,6 +3,7 @@ import { errorToJsonBytes } from "@connectrpc/connect/protocol-connect";
 import type { Duplex } from "node:stream";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { apiError, describeError, httpStatusOf, invalidRequest, type ErrorBody } from "../errors/api-error.js";
+import { logFieldsOf } from "../observability/request-log.js";
 import { isHttpApiUrl } from "./api-paths.js";
 import { bodyTooLargeError } from "./body-errors.js";
 import { admitHttpRequest, type HttpAdmissionOptions } from "./rate-limit-hook.js";
@@ -13,14 +14,16 @@ export function restErrorHandling(app: FastifyInstance): void {
     const fromFastify = typeof err.code === "string" && err.code.startsWith("FST_");
     const error = fromFastify ? describeError(fastifyError(err)) : describeError(err);
     if (error.code === "server_error") req.log.error({ err }, "request failed");
+    logFieldsOf(req).errorCode = error.code;
     // Our errors' metadata (Retry-After, rate-limit headers) are response headers on every transport.
     const thrown: unknown = err;
     if (thrown instanceof ConnectError) thrown.metadata.forEach((value, name) => void reply.header(name, value));
     return sendError(reply, error);
   });
-  app.setNotFoundHandler((req, reply) =>
-    reply.code(404).send({ error: { code: "not_found", message: `no route ${req.method} ${req.url.split("?")[0]}`, details: {} } }),
-  );
+  app.setNotFoundHandler((req, reply) => {
+    logFieldsOf(req).errorCode = "not_found";
+    return reply.code(404).send({ error: { code: "not_found", message: `no route ${req.method} ${req.url.split("?")[0]}`, details: {} } });
+  });
 }
 
 function sendError(reply: FastifyReply, error: ErrorBody) {
@@ -35,7 +38,9 @@ function sendError(reply: FastifyReply, error: ErrorBody) {
 export function frameworkErrorHandler(admission: HttpAdmissionOptions) {
   return async (err: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
     if (isHttpApiUrl(req.url)) await admitHttpRequest(admission, req, reply);
-    return sendError(reply, describeError(fastifyError(err)));
+    const error = describeError(fastifyError(err));
+    logFieldsOf(req).errorCode = error.code;
+    return sendError(reply, error);
   };
 }
 

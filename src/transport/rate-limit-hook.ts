@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import fp from "fastify-plugin";
 import type { Authenticator } from "../accounts/authenticator.js";
 import type { Admission } from "../usage/admission.js";
+import { logFieldsOf, noteCaller } from "../observability/request-log.js";
 import { isHttpApiUrl } from "./api-paths.js";
 import { requestHeaders } from "./headers.js";
 
@@ -16,6 +17,7 @@ export interface HttpAdmissionOptions {
  */
 export async function admitHttpRequest(opts: HttpAdmissionOptions, req: FastifyRequest, reply: FastifyReply): Promise<void> {
   const principal = await opts.auth.authenticate(requestHeaders(req.headers)).catch(() => undefined);
+  if (principal) noteCaller(logFieldsOf(req), principal);
   const admitted = await opts.admission.admit(principal, req.ip);
   for (const [header, value] of admitted.headers) reply.header(header, value);
   // 'close' follows every response, finished or aborted, so the concurrency slot is always returned.

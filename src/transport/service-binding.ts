@@ -6,6 +6,7 @@ import { principalKey, type Principal } from "../accounts/principal.js";
 import { apiError } from "../errors/api-error.js";
 import { ConnectError, createContextKey } from "@connectrpc/connect";
 import { withHeaders, type Admission, type Admitted } from "../usage/admission.js";
+import { noteCaller, noteError, requestLogKey } from "../observability/request-log.js";
 import { assertStorableStrings } from "./storable-strings.js";
 
 /** A service implementation with the policy every transport applies to its calls. */
@@ -45,9 +46,14 @@ export function bindService<S extends DescService>(service: S, impl: ServiceImpl
         (principal) => ({ principal, error: undefined }),
         (error: unknown) => ({ principal: undefined, error }),
       );
+      const logFields = ctx.values.get(requestLogKey);
+      if (authenticated.principal) noteCaller(logFields, authenticated.principal);
       let admitted: Admitted | undefined;
       if (!admittedPerHttpRequest.has(ctx.protocolName)) {
-        admitted = await opts.admission.admit(authenticated.principal, ctx.values.get(clientAddressKey));
+        admitted = await opts.admission.admit(authenticated.principal, ctx.values.get(clientAddressKey)).catch((err: unknown) => {
+          noteError(logFields, err);
+          throw err;
+        });
         for (const [header, value] of admitted.headers) ctx.responseHeader.set(header, value);
       }
       try {
@@ -60,6 +66,7 @@ export function bindService<S extends DescService>(service: S, impl: ServiceImpl
         assertStorableStrings(ctx.method.input, req as object);
         return await fn(req, ctx);
       } catch (err) {
+        noteError(logFields, err);
         if (err instanceof ConnectError) throw withHeaders(err, admitted?.headers ?? []);
         opts.log.error({ err, rpc: `${service.typeName}/${ctx.method.name}` }, "unexpected failure");
         throw withHeaders(apiError("server_error", "internal server error"), admitted?.headers ?? []);

@@ -62,4 +62,17 @@ export function grpcClient(baseUrl: string, service: "MemoryService" | "RecallSe
   };
 }
 
+const healthPackage = (grpc.loadPackageDefinition(protoLoader.loadSync("grpc/health/v1/health.proto", { includeDirs: ["proto"], enums: String })) as any).grpc
+  .health.v1;
+
+/** A grpc.health.v1.Health client, as load balancers and Kubernetes gRPC probes use it. */
+export function grpcHealthClient(baseUrl: string): any {
+  return new healthPackage.Health(new URL(baseUrl).host, grpc.credentials.createInsecure());
+}
+
+/** Health/Check of one service: its status name (SERVING, NOT_SERVING), or the call's error. */
+export function grpcHealthCheck(client: any, service: string): Promise<{ status: string }> {
+  return new Promise((resolve, reject) => client.Check({ service }, (err: Error | null, res: { status: string }) => (err ? reject(err) : resolve(res))));
+}
+
 export { grpc };

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { inject } from "vitest";
-import { startApp, type App } from "../../src/app.js";
+import { startApp, type App, type StartOptions } from "../../src/app.js";
 import { loadConfig } from "../../src/config.js";
 
 export type Backend = "pglite" | "postgres";
@@ -40,7 +40,7 @@ export async function freshPostgresDatabase(): Promise<{ url: string; drop(): Pr
 }
 
 /** Starts the real server on a loopback port with the given storage backend. */
-export async function startTestServer(backend: Backend, env: Record<string, string> = {}): Promise<TestServer> {
+export async function startTestServer(backend: Backend, env: Record<string, string> = {}, options: StartOptions = {}): Promise<TestServer> {
   const database = backend === "postgres" ? await freshPostgresDatabase() : undefined;
   const app = await startApp(
     loadConfig({
@@ -52,6 +52,7 @@ export async function startTestServer(backend: Backend, env: Record<string, stri
       ...(database ? { DATABASE_URL: database.url } : {}),
       ...env,
     }),
+    options,
   );
   return {
     app,

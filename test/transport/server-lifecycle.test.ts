@@ -3,7 +3,7 @@ import { createConnectTransport } from "@connectrpc/connect-node";
 import http from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MemoryService } from "../../gen/agent/v1/memory_pb.js";
-import { grpcClient } from "../support/grpc-client.js";
+import { grpcClient, grpcHealthCheck, grpcHealthClient } from "../support/grpc-client.js";
 import { rest, startTestServer, type TestServer } from "../support/test-server.js";
 
 describe("server lifecycle and operations endpoints", () => {
@@ -30,6 +30,10 @@ describe("server lifecycle and operations endpoints", () => {
     await doomed.app.db.close();
     const res = await fetch(`${doomed.url}/readyz`);
     expect(res.status).toBe(503);
+    // gRPC health checking reports the same readiness.
+    const health = grpcHealthClient(doomed.url);
+    expect(await grpcHealthCheck(health, "")).toEqual({ status: "NOT_SERVING" });
+    health.close();
     // close() still ends everything else, and reports the database it could not close a second time.
     await expect(doomed.app.close()).rejects.toThrow(/closed/);
   });

@@ -11,7 +11,7 @@ import { file_google_protobuf_descriptor } from "@bufbuild/protobuf/wkt";
  * Describes the file agent/v1/mcp.proto.
  */
 export const file_agent_v1_mcp: GenFile = /*@__PURE__*/
-  fileDesc("ChJhZ2VudC92MS9tY3AucHJvdG8SCGFnZW50LnYxOjsKCG1jcF90b29sEh4uZ29vZ2xlLnByb3RvYnVmLk1ldGhvZE9wdGlvbnMYgJADIAEoCVIHbWNwVG9vbGIGcHJvdG8z", [file_google_protobuf_descriptor]);
+  fileDesc("ChJhZ2VudC92MS9tY3AucHJvdG8SCGFnZW50LnYxOjsKCG1jcF90b29sEh4uZ29vZ2xlLnByb3RvYnVmLk1ldGhvZE9wdGlvbnMYgJADIAEoCVIHbWNwVG9vbEJPChVkZXYuYWdlbnRtZW0uYWdlbnQudjFQAVogYWdlbnRtZW0vZ2VuL2dvL2FnZW50L3YxO2FnZW50djGqAhFBZ2VudE1lbS5BZ2VudC5WMWIGcHJvdG8z", [file_google_protobuf_descriptor]);
 
 /**
  * Exposes the RPC as a tool of the MCP server (/mcp and `agentmem mcp`) under

@@ -5,6 +5,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { apiError, invalidRequest } from "../../errors/api-error.js";
 import { withHeaders, type Admission } from "../../usage/admission.js";
 import type { Authenticator } from "../../accounts/authenticator.js";
+import { logFieldsOf, noteCaller, noteError } from "../../observability/request-log.js";
 import { closeAfterResponse } from "../close-unfinished.js";
 import { requestHeaders } from "../headers.js";
 import { vetBody, vetHeaders, type VetOptions } from "./vet-request.js";
@@ -25,7 +26,7 @@ const compressions = [compressionGzip, compressionBrotli];
 
 /**
  * Serves the Connect router (Connect, gRPC, gRPC-Web) on Fastify, as @connectrpc/connect-fastify does,
- * except that every call is vetted first (vet-request.ts) and every refusal answers in the error
+ * except that every unary call is vetted first (vet-request.ts) and every refusal answers in the error
  * model, in the caller's protocol, with the rate-limit headers. An encapsulated plugin: its
  * catch-all content-type parser leaves the body to Connect and does not reach the REST routes.
  * No shutdown signal: the one-port server gives in-flight requests SHUTDOWN_GRACE_MS, and
@@ -43,8 +44,7 @@ export async function connectRoutes(app: FastifyInstance, opts: ConnectRoutesOpt
   app.removeAllContentTypeParsers();
   app.addContentTypeParser("*", (_req, _payload, done) => done(null, undefined));
   for (const handler of router.handlers) {
-    if (handler.method.methodKind !== "unary") throw new Error(`${handler.requestPath}: only unary methods are vetted and served`);
-    app.all(handler.requestPath, (req, reply) => serve(handler, req, reply));
+    app.all(handler.requestPath, (req, reply) => (handler.method.methodKind === "unary" ? serve(handler, req, reply) : serveStream(handler, req, reply)));
   }
 
   async function serve(handler: UniversalHandler, req: FastifyRequest, reply: FastifyReply): Promise<void> {
@@ -61,6 +61,7 @@ export async function connectRoutes(app: FastifyInstance, opts: ConnectRoutesOpt
             });
     } catch (err) {
       req.log.error({ err, rpc: `${handler.service.typeName}/${handler.method.name}` }, "unexpected failure");
+      noteError(logFieldsOf(req), err);
       res = errorResponse(wire, apiError("server_error", "internal server error"));
     }
     // Refused while its body was being read (too large, too slow): nothing will read the rest. A body
@@ -75,8 +76,29 @@ export async function connectRoutes(app: FastifyInstance, opts: ConnectRoutesOpt
   }
 
   /**
+   * A streaming call (gRPC health Watch, server reflection) goes to Connect as it is: its messages
+   * arrive while it runs, so there is no whole body to vet, and these services are gRPC's own, with
+   * gRPC's own errors.
+   */
+  async function serveStream(handler: UniversalHandler, req: FastifyRequest, reply: FastifyReply): Promise<void> {
+    let res: UniversalServerResponse;
+    try {
+      res = await handler(universalRequestFromNodeRequest(req.raw, reply.raw, undefined, opts.contextValues(req)));
+    } catch (err) {
+      req.log.error({ err, rpc: `${handler.service.typeName}/${handler.method.name}` }, "unexpected failure");
+      noteError(logFieldsOf(req), err);
+      res = errorResponse(refusalWireOf(req.headers["content-type"] ?? null), apiError("server_error", "internal server error"));
+    }
+    try {
+      await universalResponseToNodeResponse(res, reply.raw);
+    } catch (err) {
+      if (ConnectError.from(err).code !== Code.Aborted) req.log.warn({ err }, "response not delivered");
+    }
+  }
+
+  /**
    * The body of a call Connect will accept, or why it must not see the call.
-   * Only unary methods are served, so the whole body is one message.
+   * Called for unary methods only, so the whole body is one message.
    */
   async function vetCall(handler: UniversalHandler, req: FastifyRequest): Promise<Uint8Array | ConnectError> {
     const wire = wireOf(req.headers["content-type"] ?? null);
@@ -101,13 +123,17 @@ export async function connectRoutes(app: FastifyInstance, opts: ConnectRoutesOpt
   /** A refusal in the caller's protocol, admitted like any call so it carries the rate-limit headers (or is rate limited). */
   async function refuse(req: FastifyRequest, wire: Wire | undefined, refusal: ConnectError): Promise<UniversalServerResponse> {
     const principal = await opts.auth.authenticate(requestHeaders(req.headers)).catch(() => undefined);
+    const fields = logFieldsOf(req);
+    if (principal) noteCaller(fields, principal);
+    noteError(fields, refusal);
     try {
       const admitted = await opts.admission.admit(principal, req.ip);
       admitted.release();
       return errorResponse(wire, withHeaders(refusal, admitted.headers));
     } catch (err) {
-      if (err instanceof ConnectError) return errorResponse(wire, err);
-      throw err;
+      if (!(err instanceof ConnectError)) throw err;
+      noteError(fields, err);
+      return errorResponse(wire, err);
     }
   }
 }

@@ -3,6 +3,7 @@ import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Authenticator } from "../../accounts/authenticator.js";
 import { apiError, invalidRequest } from "../../errors/api-error.js";
+import { logFieldsOf, noteCaller } from "../../observability/request-log.js";
 import { mcpPath } from "../api-paths.js";
 import { requestHeaders } from "../headers.js";
 import type { ServiceBinding } from "../service-binding.js";
@@ -32,12 +33,13 @@ export async function mcpRoutes(app: FastifyInstance, opts: McpRoutesOptions): P
   app.post(mcpPath, async (req: FastifyRequest, reply: FastifyReply) => {
     const headers = requestHeaders(req.headers);
     const principal = await opts.auth.authenticate(headers);
+    noteCaller(logFieldsOf(req), principal);
     if (principal.role !== "agent") throw apiError("forbidden", "admin keys cannot use the MCP server: use an agent key");
     if (Array.isArray(req.body)) throw invalidRequest("body", "batch", "must be one JSON-RPC message: batches are not accepted");
 
     // Handlers see the key only: MCP clients send the same configured headers with every message, so
     // an Idempotency-Key among them would make every later memory_create replay the first one.
-    const server = mcpServer(parts, new Headers({ authorization: headers.get("authorization")! }));
+    const server = mcpServer(parts, new Headers({ authorization: headers.get("authorization")! }), logFieldsOf(req));
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     await server.connect(transport);
     try {

@@ -16,6 +16,7 @@ import {
 import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation";
 import type { FastifyBaseLogger } from "fastify";
 import { describeError } from "../../errors/api-error.js";
+import { noteError, type RequestLogFields } from "../../observability/request-log.js";
 import type { ServiceBinding } from "../service-binding.js";
 import { bindRpc, callRpc, type BoundRpc } from "./rpc-caller.js";
 import {
@@ -61,10 +62,11 @@ export function mcpServerParts(
   };
 }
 
-async function callTool(parts: McpServerParts, rpc: BoundRpc, args: JsonValue, headers: Headers): Promise<CallToolResult> {
+async function callTool(parts: McpServerParts, rpc: BoundRpc, args: JsonValue, headers: Headers, logFields: RequestLogFields): Promise<CallToolResult> {
   try {
     return toolResult(await callRpc(rpc, args, headers));
   } catch (err) {
+    noteError(logFields, err);
     // Handlers' failures are ConnectErrors already (bindService logs the unexpected ones); log the rest.
     if (!(err instanceof ConnectError)) parts.log.error({ err, tool: rpc.method.name }, "unexpected MCP tool failure");
     return toolError(describeError(err));
@@ -74,9 +76,10 @@ async function callTool(parts: McpServerParts, rpc: BoundRpc, args: JsonValue, h
 /**
  * An MCP server for one HTTP request (the stateless Streamable HTTP transport takes a server per
  * request). Every call made through it carries the request's headers, so the bound handlers
- * authenticate and scope it exactly as they do a REST request with the same key.
+ * authenticate and scope it exactly as they do a REST request with the same key. A failed tool call
+ * answers HTTP 200 with an error result; its code goes to the request's log line (logFields).
  */
-export function mcpServer(parts: McpServerParts, headers: Headers): Server {
+export function mcpServer(parts: McpServerParts, headers: Headers, logFields: RequestLogFields): Server {
   const server = new Server(
     { name: "agentmem", version: "1.0.0" },
     {
@@ -89,7 +92,7 @@ export function mcpServer(parts: McpServerParts, headers: Headers): Server {
   server.setRequestHandler(CallToolRequestSchema, (request) => {
     const rpc = parts.rpcs.get(request.params.name);
     if (!rpc) throw new JsonRpcError(ErrorCode.InvalidParams, `unknown tool ${request.params.name}`, undefined);
-    return callTool(parts, rpc, (request.params.arguments ?? {}) as JsonValue, headers);
+    return callTool(parts, rpc, (request.params.arguments ?? {}) as JsonValue, headers, logFields);
   });
   server.setRequestHandler(ListResourcesRequestSchema, (request) => listSkillResources(parts.skills, headers, request.params?.cursor));
   server.setRequestHandler(ListResourceTemplatesRequestSchema, () => skillResourceTemplates());

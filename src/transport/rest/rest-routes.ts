@@ -7,6 +7,7 @@ import { findField, fromRestJson } from "./rest-json.js";
 import { isJsonQueryField, restRouteOf, type RestRoute } from "./rest-route.js";
 import { requestHeaders } from "../headers.js";
 import { boundHandler, callWithJson } from "./rest-call.js";
+import { logFieldsOf, requestLogKey } from "../../observability/request-log.js";
 
 function scalarFromText(field: DescField, text: string, at: string): JsonValue {
   if (isJsonQueryField(field)) return jsonObjectFromText(text, at);
@@ -85,7 +86,7 @@ export async function restRoutes(app: FastifyInstance, opts: { bindings: Service
             requestMethod: req.method,
             url: req.url,
             requestHeader: requestHeaders(req.raw.headers),
-            contextValues: createContextValues(),
+            contextValues: createContextValues().set(requestLogKey, logFieldsOf(req)),
           });
           const output = await callWithJson(handler, method, json, ctx);
           ctx.responseHeader.forEach((value, name) => void reply.header(name, value));
