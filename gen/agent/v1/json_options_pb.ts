@@ -11,7 +11,17 @@ import { file_google_protobuf_descriptor } from "@bufbuild/protobuf/wkt";
  * Describes the file agent/v1/json_options.proto.
  */
 export const file_agent_v1_json_options: GenFile = /*@__PURE__*/
-  fileDesc("ChthZ2VudC92MS9qc29uX29wdGlvbnMucHJvdG8SCGFnZW50LnYxOjUKBWJhdGNoEh0uZ29vZ2xlLnByb3RvYnVmLkZpZWxkT3B0aW9ucxiDkAMgASgIUgViYXRjaGIGcHJvdG8z", [file_google_protobuf_descriptor]);
+  fileDesc("ChthZ2VudC92MS9qc29uX29wdGlvbnMucHJvdG8SCGFnZW50LnYxOj4KCm9taXRfZW1wdHkSHS5nb29nbGUucHJvdG9idWYuRmllbGRPcHRpb25zGIKQAyABKAhSCW9taXRFbXB0eTo1CgViYXRjaBIdLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE9wdGlvbnMYg5ADIAEoCFIFYmF0Y2hiBnByb3RvMw", [file_google_protobuf_descriptor]);
+
+/**
+ * A list that REST JSON leaves out when it is empty, as Connect JSON leaves out
+ * every empty list, instead of writing []: it belongs to some answers only (e.g.
+ * Memory.contradictions to write responses).
+ *
+ * @generated from extension: bool omit_empty = 51202;
+ */
+export const omit_empty: GenExtension<FieldOptions, boolean> = /*@__PURE__*/
+  extDesc(file_agent_v1_json_options, 0);
 
 /**
  * The list of a request that also takes one item's fields at the top level
@@ -21,5 +31,5 @@ export const file_agent_v1_json_options: GenFile = /*@__PURE__*/
  * @generated from extension: bool batch = 51203;
  */
 export const batch: GenExtension<FieldOptions, boolean> = /*@__PURE__*/
-  extDesc(file_agent_v1_json_options, 0);
+  extDesc(file_agent_v1_json_options, 1);
 
