@@ -39,7 +39,8 @@ export async function typedCalls(baseUrl: string, key: string) {
     id,
     memory: read.data,
     recalledIds: recalled.data?.memories?.map((m) => m.id) ?? [],
-    traceId: trace.data?.traceId,
+    // The recorded request is a JSON object (google.protobuf.Struct): untyped.
+    traceSearchMode: (trace.data?.request as Record<string, unknown> | undefined)?.searchMode,
     skillSlug: skill.data?.skill?.slug,
     missingCode: missing.error?.error?.code,
   };

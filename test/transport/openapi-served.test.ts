@@ -71,7 +71,7 @@ describe("GET /api/v1/agent/openapi.json", () => {
       expect(result.statuses).toEqual({ created: 200, batch: 200, patched: 200, read: 200, recalled: 200, trace: 200, skill: 200, missing: 404 });
       expect(result.memory).toMatchObject({ id: result.id, type: "preference", severity: "low", tags: ["drinks", "morning"], version: 2 });
       expect(result.recalledIds).toContain(result.id);
-      expect(result.traceId).toMatch(/^trc_/);
+      expect(result.traceSearchMode).toBe("keyword");
       expect(result.skillSlug).toBe("tea-brewing");
       expect(result.missingCode).toBe("not_found");
     } finally {

@@ -665,7 +665,8 @@ export type RecallTrace = Message<"agent.v1.RecallTrace"> & {
   containers: string[];
 
   /**
-   * The request as received, in proto3 JSON.
+   * The request as received, in REST JSON (enums by their lowercase names) on
+   * every transport.
    *
    * @generated from field: google.protobuf.Struct request = 6;
    */
