@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { errorCodes } from "../src/errors/codes.js";
 import { getOption, hasOption } from "@bufbuild/protobuf";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { describe, expect, it } from "vitest";
@@ -23,11 +24,11 @@ interface Operation {
   "x-mcp-tools"?: Array<{ name: string; operationId: string }>;
   parameters?: Parameter[];
   requestBody?: { content: { "application/json": { schema: Record<string, any> } } };
-  responses: Record<string, { content?: { "application/json": { schema: Record<string, unknown> } } }>;
+  responses: Record<string, { description?: string; content?: { "application/json": { schema: Record<string, unknown> } } }>;
 }
 interface Document {
   paths: Record<string, Record<string, Operation>>;
-  components: { schemas: Record<string, unknown> };
+  components: { schemas: Record<string, any> };
 }
 
 const raw: unknown = JSON.parse(readFileSync(new URL("../gen/openapi.json", import.meta.url), "utf8"));
@@ -47,7 +48,9 @@ const rules = [file_agent_v1_admin, file_agent_v1_marketplace, file_agent_v1_mem
     .map((method) => {
       const { pattern } = getOption(method, http);
       if (pattern.case === undefined || pattern.case === "custom") throw new Error(`unexpected rule on ${method.name}`);
-      return { operationId: `${service.name}_${method.name}`, verb: pattern.case, path: pattern.value };
+      // Path parameters are named as in JSON: {trace_id} is {traceId}.
+      const path = pattern.value.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+      return { operationId: `${service.name}_${method.name}`, verb: pattern.case, path };
     }),
 );
 
@@ -85,11 +88,15 @@ describe("gen/openapi.json", () => {
     expect(parameters.find((p) => p.name === "types")).toMatchObject({ in: "query", schema: { type: "array" } });
   });
 
-  it("takes UpdateMemory's mask from the body, not from a parameter", () => {
+  it("takes UpdateMemory's mask from the body, not from a parameter, and requires no field of the body", () => {
     const op = operation("/api/v1/agent/memories/{id}", "patch");
     expect(op.parameters).toContainEqual(expect.objectContaining({ name: "id", in: "path", required: true }));
     expect(op.parameters?.map((p) => p.name)).not.toContain("updateMask");
-    expect(op.requestBody?.content["application/json"].schema).toEqual({ $ref: "#/components/schemas/MemoryInput" });
+    const body = op.requestBody?.content["application/json"].schema;
+    // A partial update (AIP-134): MemoryInput's fields, none of them required.
+    expect(Object.keys(body?.properties ?? {})).toEqual(Object.keys(doc.components.schemas.MemoryInput.properties));
+    expect(body).not.toHaveProperty("required");
+    expect(body).not.toHaveProperty("oneOf");
   });
 
   it("reads GetMemory's version from an optional integer query parameter", () => {
@@ -138,5 +145,113 @@ describe("gen/openapi.json marketplace", () => {
     expect(operation("/api/v1/agent/marketplace/terms", "post").responses["200"]).toBeDefined();
     expect(JSON.stringify(operation("/api/v1/agent/marketplace/search", "post").responses["403"])).toContain("MARKETPLACE_DISABLED");
     expect(operation("/api/v1/admin/marketplace/reports", "get").parameters?.map((p) => p.name)).toContain("status");
+  });
+});
+
+// The operations whose RPCs charge a plan's quotas (src/usage/usage-meter.ts: reserveMemories,
+// chargeUpdate, chargeRecall, reserveSkill, chargeReembedding), and the marketplace's routes.
+const charged = [
+  "post /api/v1/agent/memories",
+  "patch /api/v1/agent/memories/{id}",
+  "post /api/v1/agent/recall",
+  "post /api/v1/agent/skills",
+  "post /api/v1/agent/skills/update",
+  "post /api/v1/agent/skills/import",
+  "post /api/v1/agent/marketplace/install",
+  "post /api/v1/agent/marketplace/fork",
+];
+const marketplaceRoutes = (path: string) =>
+  path.startsWith("/api/v1/agent/marketplace/") || path === "/api/v1/agent/skills/publish-public" || path === "/api/v1/agent/skills/unpublish";
+const operations = Object.entries(doc.paths).flatMap(([path, item]) => Object.entries(item).map(([verb, op]) => ({ name: `${verb} ${path}`, path, op })));
+const codesOf = (op: Operation) =>
+  Object.values(op.responses).flatMap((r) => [...(r.description ?? "").matchAll(/^- `(\w+)`/gm)].map((m) => m[1]!));
+
+describe("gen/openapi.json requirements", () => {
+  it("requires what the protos mark REQUIRED: a memory's content and type, a recall's query, a skill's name, description and content", () => {
+    expect(doc.components.schemas.MemoryInput.required).toEqual(["content", "type"]);
+    const body = (path: string) => operation(path, "post").requestBody?.content["application/json"].schema;
+    expect(body("/api/v1/agent/recall")?.required).toEqual(["query"]);
+    expect(body("/api/v1/agent/skills")?.required).toEqual(["name", "description", "content"]);
+    expect(body("/api/v1/agent/skills/search")?.required).toEqual(["query"]);
+    expect(body("/api/v1/agent/marketplace/appeal")?.required).toEqual(["id", "message"]);
+    expect(doc.components.schemas.SkillFile.required).toEqual(["path"]);
+  });
+
+  it("describes CreateMemories as a batch or one memory with its content and type", () => {
+    const body = operation("/api/v1/agent/memories", "post").requestBody?.content["application/json"].schema;
+    expect(body).not.toHaveProperty("required");
+    expect(body?.oneOf).toEqual([
+      { type: "object", properties: { memories: { type: "array", items: { $ref: "#/components/schemas/MemoryInput" } } }, required: ["memories"] },
+      { type: "object", properties: { content: { type: "string" }, type: expect.objectContaining({ type: "string" }) }, required: ["content", "type"] },
+    ]);
+  });
+
+  it("gives the MCP tools the same required lists", () => {
+    const tools = JSON.parse(readFileSync(new URL("../gen/mcp-tools.json", import.meta.url), "utf8")) as Array<{ name: string; inputSchema: Record<string, any> }>;
+    const input = (name: string) => tools.find((t) => t.name === name)!.inputSchema;
+    expect(input("recall").required).toEqual(["query"]);
+    expect(input("skill_create").required).toEqual(["name", "description", "content"]);
+    expect(input("memory_create").oneOf[1].required).toEqual(["content", "type"]);
+    expect(input("memory_create").$defs.MemoryInput.required).toEqual(["content", "type"]);
+    expect(input("memory_get").required).toEqual(["id"]);
+    // An update's memory is partial: nothing in it is required.
+    expect(input("memory_update").required).toEqual(["id", "memory"]);
+    expect(input("memory_update").properties.memory).not.toHaveProperty("required");
+    expect(input("memory_update").$defs).toBeUndefined();
+  });
+});
+
+describe("gen/openapi.json errors", () => {
+  it("gives Error.code the enum of every error code, each listed in errors.proto", () => {
+    expect(doc.components.schemas.Error.properties.code.enum).toEqual(Object.keys(errorCodes));
+    const proto = readFileSync(new URL("../proto/agent/v1/errors.proto", import.meta.url), "utf8");
+    for (const code of Object.keys(errorCodes)) expect(proto, code).toMatch(new RegExp(`//.*\\b${code}\\b`));
+  });
+
+  it("lists 429 on every operation and the common codes on every RPC", () => {
+    for (const { name, op } of operations) {
+      expect(codesOf(op), name).toContain("rate_limited");
+      if (name !== "get /api/v1/agent/openapi.json") expect(codesOf(op), name).toEqual(expect.arrayContaining(["invalid_request", "auth_failed", "forbidden", "server_error"]));
+    }
+  });
+
+  it("lists 402 and quota_exhausted only where quotas are charged", () => {
+    const with402 = operations.filter(({ op }) => "402" in op.responses).map((o) => o.name);
+    expect(with402.sort()).toEqual([...charged].sort());
+    for (const { name, op } of operations) expect(codesOf(op).includes("quota_exhausted"), name).toBe(charged.includes(name) && name !== "patch /api/v1/agent/memories/{id}" && name !== "post /api/v1/agent/skills/update");
+    expect(operation("/api/v1/agent/memories/{id}", "get").responses).not.toHaveProperty("402");
+  });
+
+  it("lists MARKETPLACE_DISABLED only on marketplace routes, and on each of them", () => {
+    for (const { name, path, op } of operations) expect(codesOf(op).includes("MARKETPLACE_DISABLED"), name).toBe(marketplaceRoutes(path));
+  });
+
+  it("lists not_found where an id is looked up, not on listings", () => {
+    expect(codesOf(operation("/api/v1/agent/memories/{id}", "get"))).toContain("not_found");
+    expect(codesOf(operation("/api/v1/agent/recall/traces/{traceId}", "get"))).toContain("not_found");
+    expect(codesOf(operation("/api/v1/agent/skills/get", "post"))).toContain("not_found");
+    for (const path of ["/api/v1/agent/memories", "/api/v1/agent/recall/traces", "/api/v1/agent/stats"]) {
+      expect(operation(path, "get").responses, path).not.toHaveProperty("404");
+    }
+    expect(operation("/api/v1/agent/recall", "post").responses).not.toHaveProperty("404");
+  });
+});
+
+describe("gen/openapi.json and README", () => {
+  const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+
+  it("names path parameters as README spells them", () => {
+    const documented = new Set(Object.keys(doc.paths));
+    const inReadme = [...readme.matchAll(/`(?:GET|POST|PUT|PATCH|DELETE) (\/api\/v1\/[^`?\s]*\{[^`?\s]*)/g)].map((m) => m[1]!);
+    expect(inReadme.length).toBeGreaterThan(5);
+    for (const path of inReadme) expect(documented, path).toContain(path);
+    expect(documented).toContain("/api/v1/agent/recall/traces/{traceId}");
+  });
+
+  it("has every field a memory carries in README's field list and in the Memory schema", () => {
+    const fieldList = readme.slice(readme.indexOf("\nFields: `content`"), readme.indexOf("Default confidence by source"));
+    for (const name of Object.keys(doc.components.schemas.Memory.properties)) expect(fieldList, name).toContain(`\`${name}\``);
+    expect(doc.components.schemas.Memory.properties.severity).toMatchObject({ enum: ["low", "medium", "high", "critical"] });
+    expect(doc.components.schemas.MemoryInput.properties.severity).toMatchObject({ enum: ["low", "medium", "high", "critical"] });
   });
 });

@@ -1,10 +1,17 @@
-import { ScalarType, type AnyDesc, type DescEnum, type DescField, type DescFile, type DescMessage } from "@bufbuild/protobuf";
+import { getOption, hasOption, ScalarType, type AnyDesc, type DescEnum, type DescField, type DescFile, type DescMessage } from "@bufbuild/protobuf";
 import { isWrapperDesc } from "@bufbuild/protobuf/wkt";
+import { batch } from "../../gen/agent/v1/json_options_pb.js";
+import { field_behavior, FieldBehavior } from "../../gen/google/api/field_behavior_pb.js";
 import { restEnumValues } from "../transport/rest/enum-names.js";
 
 // The one mapping from message descriptors to JSON Schema (the REST JSON of a message: JSON names,
 // REST enum names). protoc-gen-openapi uses it for the OpenAPI components, the MCP tool definitions
-// for their input and output schemas.
+// for their input and output schemas. What a request must hold comes from the protos:
+// - a field with (google.api.field_behavior) = REQUIRED is in its object's `required` list;
+// - a singular message field next to a google.protobuf.FieldMask is a partial update (AIP-134): its
+//   message is inlined there without `required`, since an update gives only the fields it changes;
+// - a request with an (agent.v1.batch) list takes that list or one item at the top level: `oneOf`
+//   the list, or the REQUIRED fields.
 
 export type Json = Record<string, unknown>;
 export type Documented = Exclude<AnyDesc, DescFile>;
@@ -29,6 +36,22 @@ const wellKnownSchemas: Record<string, Json> = {
 
 export function isInlined(message: DescMessage): boolean {
   return isWrapperDesc(message) || message.typeName in wellKnownSchemas;
+}
+
+export const isRequired = (field: DescField): boolean =>
+  hasOption(field, field_behavior) && getOption(field, field_behavior).includes(FieldBehavior.REQUIRED);
+
+const isBatch = (field: DescField): boolean => hasOption(field, batch) && getOption(field, batch);
+
+const isFieldMask = (field: DescField): boolean => field.message?.typeName === "google.protobuf.FieldMask";
+
+/** A singular message field of a request with an update mask: the partial resource of an update (AIP-134). */
+export const isPartialUpdate = (field: DescField): boolean =>
+  field.fieldKind === "message" && !isFieldMask(field) && !isInlined(field.message) && field.parent.fields.some(isFieldMask);
+
+/** The messages these fields refer to by name: a partial update's message is inlined, so its fields' messages instead. */
+export function referencedMessages(fields: readonly DescField[]): DescMessage[] {
+  return fields.flatMap((f) => (!f.message || isInlined(f.message) ? [] : isPartialUpdate(f) ? referencedMessages(f.message.fields) : [f.message]));
 }
 
 export function scalarSchema(type: ScalarType): Json {
@@ -58,13 +81,13 @@ export function scalarSchema(type: ScalarType): Json {
   }
 }
 
-/** The messages reachable from the roots through their fields (roots included), minus inlined types. */
+/** The messages reachable from the roots through their fields (roots included) that are referred to by name. */
 export function reachableMessages(roots: DescMessage[]): Set<DescMessage> {
   const seen = new Set<DescMessage>();
   const visit = (message: DescMessage): void => {
     if (seen.has(message) || isInlined(message)) return;
     seen.add(message);
-    message.fields.forEach((f) => f.message && visit(f.message));
+    referencedMessages(message.fields).forEach(visit);
   };
   roots.forEach(visit);
   return seen;
@@ -74,8 +97,8 @@ export interface MessageSchemas {
   /** A reference to a message's schema, or its inlined schema for well-known types. */
   messageSchema(message: DescMessage): Json;
   fieldSchema(field: DescField): Json;
-  /** A message (or some of its fields) as an object schema that refers to other messages. */
-  objectSchema(message: DescMessage, fields?: readonly DescField[]): Json;
+  /** A message (or some of its fields) as an object schema that refers to other messages; `partial` requires nothing. */
+  objectSchema(message: DescMessage, fields?: readonly DescField[], partial?: boolean): Json;
 }
 
 export function messageSchemas(opts: SchemaOptions): MessageSchemas {
@@ -94,18 +117,34 @@ export function messageSchemas(opts: SchemaOptions): MessageSchemas {
     if (field.enum) return enumSchema(field.enum);
     return scalarSchema(field.scalar);
   };
-  const fieldSchema = (field: DescField): Json => {
+  // A field's schema without its description.
+  const typeSchema = (field: DescField): Json => {
+    if (isPartialUpdate(field)) return objectSchema(field.message!, field.message!.fields, true);
     const value = valueSchema(field);
-    if (field.fieldKind === "list") return withDescription({ type: "array", items: value }, field);
+    if (field.fieldKind === "list") return { type: "array", items: value };
     // Map keys are always strings in JSON, whatever their proto type.
-    if (field.fieldKind === "map") return withDescription({ type: "object", additionalProperties: value }, field);
-    return withDescription(value, field);
+    if (field.fieldKind === "map") return { type: "object", additionalProperties: value };
+    return value;
   };
-  const objectSchema = (message: DescMessage, fields: readonly DescField[] = message.fields): Json =>
+  const fieldSchema = (field: DescField): Json => withDescription(typeSchema(field), field);
+  const properties = (fields: readonly DescField[], describe: boolean): Json =>
+    Object.fromEntries(fields.map((field) => [field.jsonName, describe ? fieldSchema(field) : typeSchema(field)]));
+  // `required`, or for a request taking a batch or one item, the two ways to call it.
+  const requirements = (fields: readonly DescField[]): Json => {
+    const required = fields.filter(isRequired);
+    const batchField = fields.find(isBatch);
+    if (batchField) {
+      const way = (given: DescField[]): Json => ({ type: "object", properties: properties(given, false), required: given.map((f) => f.jsonName) });
+      return { oneOf: [way([batchField]), way(required)] };
+    }
+    return required.length > 0 ? { required: required.map((f) => f.jsonName) } : {};
+  };
+  const objectSchema = (message: DescMessage, fields: readonly DescField[] = message.fields, partial = false): Json =>
     withDescription(
       {
         type: "object",
-        properties: Object.fromEntries(fields.map((field) => [field.jsonName, fieldSchema(field)])),
+        properties: properties(fields, true),
+        ...(partial ? {} : requirements(fields)),
         additionalProperties: false,
       },
       message,

@@ -1,16 +1,19 @@
 // protoc-gen-openapi: writes openapi.json, an OpenAPI 3.1 description of the REST API,
 // from the google.api.http rules of the RPCs, and mcp-tools.json, the MCP server's tool
 // definitions, from the (agent.v1.mcp_tool) options. Run by `buf generate` (see buf.gen.yaml).
+// Required fields come from (google.api.field_behavior) (json-schema.ts), each operation's error
+// responses from the common codes and the RPC's (agent.v1.errors) options.
 // Non-ES output, so this uses the plain Plugin interface rather than createEcmaScriptPlugin.
-import { create, createFileRegistry } from "@bufbuild/protobuf";
-import type { DescField, DescMessage, DescService } from "@bufbuild/protobuf";
+import { create, createFileRegistry, getOption, hasOption } from "@bufbuild/protobuf";
+import type { DescField, DescMessage, DescMethod, DescService } from "@bufbuild/protobuf";
 import { nestedTypes } from "@bufbuild/protobuf/reflect";
 import { CodeGeneratorResponse_Feature, CodeGeneratorResponseSchema, FileDescriptorSetSchema } from "@bufbuild/protobuf/wkt";
 import { getComments, runNodeJs, type Plugin } from "@bufbuild/protoplugin";
-import { errorCodes } from "../errors/codes.js";
+import { errors } from "../../gen/agent/v1/errors_pb.js";
+import { errorCodes, type ErrorCode } from "../errors/codes.js";
 import { isJsonQueryField, restRouteOf, type RestRoute } from "../transport/rest/rest-route.js";
 import { mcpToolDefinitions, rpcName, type McpToolDefinition } from "../transport/mcp/tool-definitions.js";
-import { messageSchemas, namedSchemas, reachableMessages, type Documented, type Json } from "./json-schema.js";
+import { messageSchemas, namedSchemas, reachableMessages, referencedMessages, type Documented, type Json } from "./json-schema.js";
 
 interface Operation {
   path: string;
@@ -21,8 +24,20 @@ interface Operation {
 }
 
 const errorResponseType = "agent.v1.ErrorResponse";
-// Services whose calls count against a plan's cost ceiling (402 cost_ceiling).
-const meteredServices = ["MemoryService", "RecallService"];
+
+// Errors every operation can answer: a malformed request, a wrong key, a key of the wrong role or
+// container, too many requests, a failure. An RPC adds the others it can return with (agent.v1.errors).
+const commonErrors: ErrorCode[] = ["invalid_request", "auth_failed", "forbidden", "rate_limited", "server_error"];
+
+const isErrorCode = (code: string): code is ErrorCode => code in errorCodes;
+
+function operationErrors(method: DescMethod): ErrorCode[] {
+  const own = hasOption(method, errors) ? getOption(method, errors) : [];
+  for (const code of own) {
+    if (!isErrorCode(code)) throw new Error(`${method.parent.typeName}.${method.name}: (agent.v1.errors) names ${code}, which is no error code`);
+  }
+  return [...commonErrors, ...(own as ErrorCode[])];
+}
 
 // Every API response carries the caller's rate-limit state (see README, Rate limits).
 const rateLimitHeaders: Record<string, Json> = {
@@ -45,7 +60,7 @@ const extraOperations: Operation[] = [
     operation: {
       operationId: "getOpenApi",
       summary: "Returns this OpenAPI document.",
-      responses: { "200": okResponse({ type: "object" }), ...errorResponses([401, 500]) },
+      responses: { "200": okResponse({ type: "object" }), ...errorResponses(["auth_failed", "rate_limited", "server_error"]) },
     },
     messages: [],
   },
@@ -72,8 +87,8 @@ const { messageSchema, fieldSchema, objectSchema } = schemas;
 function parameter(field: DescField, location: "path" | "query"): Json {
   const { description, ...schema } = fieldSchema(field);
   return {
-    // Path templates name proto fields; query strings use JSON names, like bodies.
-    name: location === "path" ? field.name : field.jsonName,
+    // JSON names, as in bodies (path templates name proto fields; the REST routes use JSON names too).
+    name: field.jsonName,
     in: location,
     ...(description === undefined ? {} : { description }),
     ...(location === "path" ? { required: true } : {}),
@@ -86,15 +101,16 @@ function okResponse(schema: Json): Json {
   return { description: "OK", headers: headerRefs(Object.keys(rateLimitHeaders)), content: { "application/json": { schema } } };
 }
 
-/** One response per HTTP status, describing the spec's error codes with that status. */
-function errorResponses(statuses: number[]): Json {
+/** One response per HTTP status of the given codes, describing those codes. */
+function errorResponses(codes: ErrorCode[]): Json {
+  const statuses = [...new Set(codes.map((code) => errorCodes[code].http))].sort((a, b) => a - b);
   return Object.fromEntries(
     statuses.map((status) => [
       String(status),
       {
-        description: Object.entries(errorCodes)
-          .filter(([, code]) => code.http === status)
-          .map(([name, code]) => `- \`${name}\`: ${code.summary}`)
+        description: (Object.keys(errorCodes) as ErrorCode[])
+          .filter((code) => codes.includes(code) && errorCodes[code].http === status)
+          .map((code) => `- \`${code}\`: ${errorCodes[code].summary}`)
           .join("\n"),
         headers: headerRefs([...Object.keys(rateLimitHeaders), ...(status === 429 || status === 402 ? ["Retry-After"] : [])]),
         content: { "application/json": { schema: schemaRef("ErrorResponse") } },
@@ -119,7 +135,7 @@ function restOperation(route: RestRoute): Operation {
       : route.body && fieldSchema(route.body);
   const description = comment(method);
   const summary = description?.match(/^[\s\S]*?\.(?=\s|$)/)?.[0].replace(/\s+/g, " ");
-  const bodyMessages = (route.body === "*" ? route.bodyFields : route.body ? [route.body] : []).flatMap((f) => f.message ?? []);
+  const bodyMessages = referencedMessages(route.body === "*" ? route.bodyFields : route.body ? [route.body] : []);
 
   return {
     path: route.path,
@@ -133,9 +149,7 @@ function restOperation(route: RestRoute): Operation {
       ...(body ? { requestBody: { required: true, content: { "application/json": { schema: body } } } } : {}),
       responses: {
         "200": okResponse(messageSchema(method.output)),
-        ...errorResponses(
-          [400, 401, ...(meteredServices.includes(service.name) ? [402] : []), 403, ...(route.pathFields.length > 0 ? [404] : []), 429, 500],
-        ),
+        ...errorResponses(operationErrors(method)),
       },
     },
     messages: [method.output, ...bodyMessages],
@@ -184,7 +198,7 @@ function mcpOperation(tools: McpToolDefinition[], services: DescService[]): Oper
       responses: {
         "200": okResponse(jsonRpcMessage),
         "202": { description: "Accepted: the message was a notification or a response.", headers: headerRefs(Object.keys(rateLimitHeaders)) },
-        ...errorResponses([400, 401, 403, 429, 500]),
+        ...errorResponses(commonErrors),
       },
       "x-mcp-tools": tools.map((tool) => ({ name: tool.name, operationId: operationIds.get(tool.rpc) })),
     },
@@ -204,6 +218,9 @@ function openApiDocument(services: DescService[], allMessages: DescMessage[], to
   // ErrorResponse is a schema although no RPC returns it: the REST transport sends it on errors.
   const used = reachableMessages([...operations.flatMap((op) => op.messages), errorResponse]);
   const components = namedSchemas(schemas, allMessages.filter((m) => used.has(m)));
+  // Error.code is a string on the wire (codes such as MARKETPLACE_DISABLED are not enum value names).
+  const error = components.Error as { properties: { code: Json } };
+  error.properties.code = { ...error.properties.code, enum: Object.keys(errorCodes) };
 
   return {
     openapi: "3.1.0",

@@ -3,7 +3,8 @@ import type { HandlerContext } from "@connectrpc/connect";
 import {
   type CreateMemoriesRequest,
   CreateMemoriesResponseSchema,
-  type ContradictionSchema,
+  ContradictionSchema,
+  type Contradiction,
 } from "../../gen/agent/v1/memory_pb.js";
 import { assertMayWrite, mayWrite, scopeOf, writeContainers } from "../accounts/container-scope.js";
 import { agentPrincipal, type AgentPrincipal } from "../accounts/principal.js";
@@ -183,23 +184,27 @@ function respond(
     return existing ? { memory: existing, duplicate: true } : { memory: effective(records[i]!), duplicate: false };
   };
   const resolved = records.map((_, i) => resolve(i));
+  const found = contradictions.map((f) =>
+    create(ContradictionSchema, {
+      memoryId: records[fresh[f.newer]!]!.id,
+      conflictsWith: f.olderId,
+      snippet: snippet(f.olderContent),
+      score: f.score,
+      reason: f.reason,
+      shadowed: shadowed.has(f.olderId),
+    }),
+  );
+  // Each memory carries the contradictions found for it, as listed in the response's `contradictions`.
+  const foundFor = new Map<string, Contradiction[]>();
+  for (const c of found) foundFor.set(c.memoryId, [...(foundFor.get(c.memoryId) ?? []), c]);
   return {
     ids: resolved.map((r) => r.memory.id),
-    memories: resolved.map((r) => memoryMessage(r.memory)),
+    memories: resolved.map((r) => ({ ...memoryMessage(r.memory), contradictions: foundFor.get(r.memory.id) ?? [] })),
     results: resolved.map((r) => ({
       id: r.memory.id,
       duplicateOf: r.duplicate ? r.memory.id : undefined,
       supersedes: r.duplicate ? [] : [...shadowings.values()].filter((s) => s.by === r.memory.id && shadowed.has(s.id)).map((s) => s.id),
     })),
-    contradictions: contradictions.map(
-      (f): MessageInitShape<typeof ContradictionSchema> => ({
-        memoryId: records[fresh[f.newer]!]!.id,
-        conflictsWith: f.olderId,
-        snippet: snippet(f.olderContent),
-        score: f.score,
-        reason: f.reason,
-        shadowed: shadowed.has(f.olderId),
-      }),
-    ),
+    contradictions: found,
   };
 }

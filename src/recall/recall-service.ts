@@ -27,6 +27,7 @@ import { runRecall, type RecallEngineDeps, type RecallResult, type ScoredCandida
 import { parseRecallRequest, type RecallQuery } from "./recall-rules.js";
 import type { TraceRecord, TraceStore } from "./trace-store.js";
 import type { VectorFilter } from "../search/vector/vector-index.js";
+import { toRestJson } from "../transport/rest/rest-json.js";
 
 export interface RecallServiceDeps extends RecallEngineDeps {
   traces: TraceStore;
@@ -132,7 +133,8 @@ function traceMessage(t: TraceRecord, withCandidates: boolean): MessageInitShape
     keyId: t.keyId,
     query: t.query,
     containers: t.containers,
-    request: t.request,
+    // Stored as proto3 JSON; shown as the REST request, with the spec's enum names, on every transport.
+    request: toRestJson(RecallRequestSchema, structuredClone(t.request)) as JsonObject,
     candidates: withCandidates ? t.candidates.map((c) => fromJson(TraceCandidateSchema, c)) : [],
     returnedIds: t.returnedIds,
     receipt: fromJson(RecallReceiptSchema, t.receipt),

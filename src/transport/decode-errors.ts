@@ -1,6 +1,7 @@
-import { fromBinary, fromJson, type DescMessage, type JsonValue, type MessageShape } from "@bufbuild/protobuf";
+import { fromBinary, fromJson, type DescEnum, type DescMessage, type JsonValue, type MessageShape } from "@bufbuild/protobuf";
 import type { ConnectError } from "@connectrpc/connect";
 import { invalidRequest } from "../errors/api-error.js";
+import { protoEnumValues } from "./rest/enum-names.js";
 import { findField } from "./rest/rest-json.js";
 
 // protobuf-es explains decode failures in messages that name proto types ("cannot decode field
@@ -9,6 +10,8 @@ import { findField } from "./rest/rest-json.js";
 const unknownKey = /key "([^"]*)" is unknown/;
 const badField = /cannot decode field ([\w.]+)\.(\w+) from JSON/;
 const badType = /cannot decode (?:message|enum) ([\w.]+) from JSON/;
+// A string that names no value of an enum; only Connect JSON gets here (REST checks its enum names first).
+const unknownEnumName = /cannot decode enum ([\w.]+) from JSON: "/;
 
 /** The error model's answer for a JSON value protobuf-es could not decode as `desc`. */
 export function jsonDecodeError(desc: DescMessage, err: unknown): ConnectError {
@@ -22,6 +25,10 @@ export function jsonDecodeError(desc: DescMessage, err: unknown): ConnectError {
     if (message.endsWith("invalid UTF8")) return invalidRequest(path, "lone_surrogate", "holds a lone UTF-16 surrogate");
     return invalidRequest(path, "type", "has the wrong type or an invalid value");
   }
+  const enumName = unknownEnumName.exec(message);
+  const enumDesc = enumName ? enumUnder(desc, enumName[1]!) : undefined;
+  const enumPath = enumDesc && pathToType(desc, enumDesc.typeName);
+  if (enumDesc && enumPath) return invalidRequest(enumPath, "enum", `must be one of ${protoEnumValues(enumDesc).join(", ")}`);
   const type = badType.exec(message);
   const path = type && type[1] !== desc.typeName ? pathToType(desc, type[1]!) : undefined;
   if (path) return invalidRequest(path, "type", "has the wrong type or an invalid value");
@@ -45,6 +52,15 @@ function pathToType(desc: DescMessage, typeName: string, depth = 0): string | un
   for (const f of desc.fields) {
     const inner = f.message && !f.message.typeName.startsWith("google.protobuf.") ? pathToType(f.message, typeName, depth + 1) : undefined;
     if (inner) return `${f.jsonName}.${inner}`;
+  }
+  return undefined;
+}
+
+function enumUnder(desc: DescMessage, typeName: string, depth = 0): DescEnum | undefined {
+  for (const f of desc.fields) {
+    if (f.enum?.typeName === typeName) return f.enum;
+    const inner = f.message && depth < 3 && !f.message.typeName.startsWith("google.protobuf.") ? enumUnder(f.message, typeName, depth + 1) : undefined;
+    if (inner) return inner;
   }
   return undefined;
 }

@@ -7,6 +7,7 @@ import { apiError } from "../errors/api-error.js";
 import { ConnectError, createContextKey } from "@connectrpc/connect";
 import { withHeaders, type Admission, type Admitted } from "../usage/admission.js";
 import { noteCaller, noteError, requestLogKey } from "../observability/request-log.js";
+import { withProtoEnumNames } from "./enum-messages.js";
 import { assertStorableStrings } from "./storable-strings.js";
 
 /** A service implementation with the policy every transport applies to its calls. */
@@ -27,6 +28,8 @@ export interface GuardOptions {
 
 /** Transports whose HTTP requests the rate-limit hook (rate-limit-hook.ts) admits before any RPC runs. */
 const admittedPerHttpRequest = new Set(["rest", "mcp"]);
+/** Transports that spell enum values the REST way ("fact"); the others (gRPC, Connect) use proto names. */
+const restEnumSpelling = new Set(["rest", "mcp"]);
 
 /** The client's address, set by the Connect/gRPC transport: the rate-limit caller of a request without a valid key. */
 export const clientAddressKey = createContextKey<string>("unknown", { description: "client address" });
@@ -67,7 +70,10 @@ export function bindService<S extends DescService>(service: S, impl: ServiceImpl
         return await fn(req, ctx);
       } catch (err) {
         noteError(logFields, err);
-        if (err instanceof ConnectError) throw withHeaders(err, admitted?.headers ?? []);
+        if (err instanceof ConnectError) {
+          const named = restEnumSpelling.has(ctx.protocolName) ? err : withProtoEnumNames(err, ctx.method.input);
+          throw withHeaders(named, admitted?.headers ?? []);
+        }
         opts.log.error({ err, rpc: `${service.typeName}/${ctx.method.name}` }, "unexpected failure");
         throw withHeaders(apiError("server_error", "internal server error"), admitted?.headers ?? []);
       } finally {

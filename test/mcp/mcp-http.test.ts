@@ -103,6 +103,11 @@ describe.each(backends)("MCP over Streamable HTTP (%s)", (backend) => {
     await server.app.indexer.drain();
     const recalled = await toolJson(client, "recall", { query: "how does the user deploy?", searchMode: "keyword" });
     expect(recalled.memories.map((m: { id: string }) => m.id)).toContain(id);
+    // Without receipts an item carries neither why nor supersedes (spec 2.2), as over REST.
+    const bare = await toolJson(client, "recall", { query: "how does the user deploy?", searchMode: "keyword", includeReceipt: false });
+    expect(bare.memories[0]).toMatchObject({ id });
+    expect(bare.memories[0]).not.toHaveProperty("why");
+    expect(bare.memories[0]).not.toHaveProperty("supersedes");
 
     const updated = await toolJson(client, "memory_update", { id, memory: { content: "The user deploys with Argo CD on Fridays" } });
     expect(updated).toMatchObject({ id, version: 2, content: "The user deploys with Argo CD on Fridays" });
@@ -111,7 +116,9 @@ describe.each(backends)("MCP over Streamable HTTP (%s)", (backend) => {
 
     // The tool answers exactly what REST answers for the same call.
     const viaRest = await rest(server.url, key)("GET", `/api/v1/agent/memories/${id}`);
-    expect(await toolJson(client, "memory_get", { id })).toEqual(viaRest.body);
+    const got = await toolJson(client, "memory_get", { id });
+    expect(got).toEqual(viaRest.body);
+    expect(got).not.toHaveProperty("contradictions");
 
     expect(await toolJson(client, "memory_delete", { id })).toEqual({ id, versionsDeleted: 2, restored: [] });
     const gone = await rest(server.url, key)("GET", `/api/v1/agent/memories/${id}`);

@@ -68,6 +68,9 @@ describe.each(backends)("contradictions, shadowing, duplicates and versions (%s)
     expect(newer.contradictions[0].score).toBeGreaterThan(0.5);
     expect(newer.contradictions[0].score).toBeLessThanOrEqual(1);
     expect(newer.results).toEqual([{ id: newerId, supersedes: [olderId] }]);
+    // The memory carries the contradictions found for it, as the response lists them.
+    expect(newer.memories[0].contradictions).toEqual(newer.contradictions);
+    expect(older.memories[0]).not.toHaveProperty("contradictions");
 
     const after = await get(olderId);
     expect(after).toMatchObject({ state: "shadowed", supersededBy: newerId });
@@ -108,6 +111,7 @@ describe.each(backends)("contradictions, shadowing, duplicates and versions (%s)
     ]);
     expect(res.memories[0]).toMatchObject({ id: first, state: "shadowed", supersededBy: third });
     expect(res.memories[1].state).toBe("active");
+    expect(res.memories.map((m: { contradictions?: unknown }) => m.contradictions)).toEqual([undefined, undefined, res.contradictions]);
     expect(res.results[2].supersedes).toEqual([first]);
     expect((await get(first)).state).toBe("shadowed");
     expect((await get(second)).state).toBe("active");
@@ -170,7 +174,8 @@ describe.each(backends)("contradictions, shadowing, duplicates and versions (%s)
     expect(await get(size)).toMatchObject({ state: "shadowed", supersededBy: note });
 
     const edited = await agent("PATCH", `${memories}/${size}`, { content: "The payments team has 6 engineers" });
-    expect(edited.body).toMatchObject({ version: 2, state: "shadowed", supersededBy: note, contradictions: [] });
+    expect(edited.body).toMatchObject({ version: 2, state: "shadowed", supersededBy: note });
+    expect(edited.body).not.toHaveProperty("contradictions");
     expect((await get(note)).state).toBe("active");
     expect((await agent("GET", `${memories}/${size}?version=1`)).body).toMatchObject({ content: "The payments team has 5 engineers", state: "shadowed" });
     const bad = await agent("PATCH", `${memories}/${note}`, { supersedes: [size] });
@@ -250,6 +255,7 @@ describe.each(backends)("contradictions, shadowing, duplicates and versions (%s)
         { headers: { authorization: `Bearer ${key}`, "idempotency-key": "connect-1" } },
       );
       expect(newer.contradictions.map((c) => c.conflictsWith)).toEqual([(one.ids as string[])[0]]);
+      expect(newer.memories[0]!.contradictions).toEqual(newer.contradictions);
       const older = (await grpc.call("getMemory", { id: (one.ids as string[])[0] })) as { state: string; supersededBy: string };
       expect(older).toMatchObject({ state: "MEMORY_STATE_SHADOWED", supersededBy: newer.ids[0] });
     } finally {
@@ -278,8 +284,11 @@ describe.each(backends)("contradictions, shadowing, duplicates and versions (%s)
     const trace = await agent("GET", `/api/v1/agent/recall/traces/${body._meta.traceId}`);
     expect(trace.body.candidates.find((c: { id: string }) => c.id === old).outcome).toBe("shadowed");
 
+    // Without receipts an item carries neither why nor supersedes (spec 2.2).
     const noReceipt = await recall({ ...query, includeReceipt: false });
-    expect(noReceipt.memories.find((m: { id: string }) => m.id === current).supersedes).toEqual([]);
+    const bare = noReceipt.memories.find((m: { id: string }) => m.id === current);
+    expect(bare).not.toHaveProperty("why");
+    expect(bare).not.toHaveProperty("supersedes");
   });
 
   it("recalls the latest version and keeps earlier ones readable; expired memories leave recall", async () => {

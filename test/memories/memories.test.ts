@@ -45,6 +45,9 @@ describe.each(backends)("memories over REST (%s)", (backend) => {
       provenance: { source: "conversation" },
     });
     expect(got.body.provenance.keyId).toMatch(/^key_/);
+    // Contradictions belong to write responses, not to a memory read back.
+    expect(got.body).not.toHaveProperty("contradictions");
+    expect(created.body.memories[0]).not.toHaveProperty("contradictions");
     expect(Date.parse(got.body.validFrom)).toBe(Date.parse(got.body.createdAt));
   });
 

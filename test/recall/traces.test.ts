@@ -52,6 +52,14 @@ describe.each(backends)("recall traces stay inside their scope (%s)", (backend) 
     expect(filtered.body.traces.map((t: { traceId: string }) => t.traceId).sort()).toEqual([traceOf.onlyOne, traceOf.own].sort());
   });
 
+  it("records the request with the spec's enum names, read over REST and Connect", async () => {
+    const viaRest = await agentOne("GET", `/api/v1/agent/recall/traces/${traceOf.own}`);
+    expect(viaRest.body.request).toEqual({ query: "own question", searchMode: "keyword" });
+    const connect = createClient(RecallService, createConnectTransport({ baseUrl: server.url, httpVersion: "1.1" }));
+    const viaConnect = await connect.getRecallTrace({ traceId: traceOf.own }, { headers: { authorization: `Bearer ${oneKey}` } });
+    expect(viaConnect.request).toEqual({ query: "own question", searchMode: "keyword" });
+  });
+
   it("hides them over Connect and gRPC too", async () => {
     const connect = createClient(RecallService, createConnectTransport({ baseUrl: server.url, httpVersion: "1.1" }));
     const headers = { authorization: `Bearer ${oneKey}` };

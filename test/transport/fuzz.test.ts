@@ -67,7 +67,7 @@ function restRequest(base: string, keys: { agent: string; admin: string }): Send
       delete json[field.jsonName];
       const text = typeof raw === "string" ? raw : JSON.stringify(raw ?? "");
       const segment = d.chance(0.1) ? d.pick(["%zz", "%", "a%2Fb", "..", "%F0%9F", "a".repeat(3000)]) : encodeURIComponent(text);
-      path = path.replace(`{${field.name}}`, segment || "x");
+      path = path.replace(`{${field.jsonName}}`, segment || "x");
     }
     const query = new URLSearchParams();
     for (const field of route.queryFields) {

@@ -7,6 +7,8 @@ import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
 import { grpc, grpcClient, type GrpcClient } from "../support/grpc-client.js";
 import { backends, rest, startTestServer, type TestServer } from "../support/test-server.js";
 
+const protoTypes = "MEMORY_TYPE_FACT, MEMORY_TYPE_LESSON, MEMORY_TYPE_DIRECTIVE, MEMORY_TYPE_PREFERENCE, MEMORY_TYPE_CONTACT, MEMORY_TYPE_BOOKMARK";
+
 describe.each(backends)("every transport serves the same memories (%s)", (backend) => {
   let server: TestServer;
   let key: string;
@@ -71,6 +73,32 @@ describe.each(backends)("every transport serves the same memories (%s)", (backen
       reason: "invalid_request",
       metadata: { field: "type", rule: "required" },
     });
+    // The values this transport accepts: proto names, not REST's.
+    expect((invalid as ConnectError).rawMessage).toBe(`type: is required: one of ${protoTypes}`);
+  });
+
+  it("names enum values in validation messages as each transport spells them", async () => {
+    const viaRest = await rest(server.url, key)("POST", "/api/v1/agent/memories", { content: "no type" });
+    expect(viaRest.body.error).toMatchObject({ message: "type: is required: one of fact, lesson, directive, preference, contact, bookmark" });
+
+    // Connect JSON with a REST name: refused while decoding, naming the proto names.
+    const res = await fetch(`${server.url}/agent.v1.MemoryService/CreateMemories`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+      body: JSON.stringify({ content: "x", type: "fact" }),
+    });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ code: "invalid_argument", message: `type: must be one of ${protoTypes}` });
+
+    // gRPC with a number no value has: refused by the rules, naming the proto names.
+    const recall = grpcClient(server.url, "RecallService", key);
+    try {
+      const err = (await recall.call("recall", { query: "x", searchMode: 7 }).catch((e: unknown) => e)) as grpc.ServiceError;
+      expect(err.code).toBe(grpc.status.INVALID_ARGUMENT);
+      expect(decodeURIComponent(err.details)).toBe("searchMode: must be one of SEARCH_MODE_SEMANTIC, SEARCH_MODE_KEYWORD, SEARCH_MODE_HYBRID");
+    } finally {
+      recall.close();
+    }
   });
 
   it("serves an independent grpc-js client built from the protos", async () => {

@@ -2,15 +2,17 @@
 // @generated from file agent/v1/errors.proto (package agent.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenExtension, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
+import { extDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
+import type { MethodOptions } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_descriptor } from "@bufbuild/protobuf/wkt";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file agent/v1/errors.proto.
  */
 export const file_agent_v1_errors: GenFile = /*@__PURE__*/
-  fileDesc("ChVhZ2VudC92MS9lcnJvcnMucHJvdG8SCGFnZW50LnYxIi8KDUVycm9yUmVzcG9uc2USHgoFZXJyb3IYASABKAsyDy5hZ2VudC52MS5FcnJvciKFAQoFRXJyb3ISDAoEY29kZRgBIAEoCRIPCgdtZXNzYWdlGAIgASgJEi0KB2RldGFpbHMYAyADKAsyHC5hZ2VudC52MS5FcnJvci5EZXRhaWxzRW50cnkaLgoMRGV0YWlsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCTwoVZGV2LmFnZW50bWVtLmFnZW50LnYxUAFaIGFnZW50bWVtL2dlbi9nby9hZ2VudC92MTthZ2VudHYxqgIRQWdlbnRNZW0uQWdlbnQuVjFiBnByb3RvMw");
+  fileDesc("ChVhZ2VudC92MS9lcnJvcnMucHJvdG8SCGFnZW50LnYxIi8KDUVycm9yUmVzcG9uc2USHgoFZXJyb3IYASABKAsyDy5hZ2VudC52MS5FcnJvciKFAQoFRXJyb3ISDAoEY29kZRgBIAEoCRIPCgdtZXNzYWdlGAIgASgJEi0KB2RldGFpbHMYAyADKAsyHC5hZ2VudC52MS5FcnJvci5EZXRhaWxzRW50cnkaLgoMRGV0YWlsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAE6OAoGZXJyb3JzEh4uZ29vZ2xlLnByb3RvYnVmLk1ldGhvZE9wdGlvbnMYgZADIAMoCVIGZXJyb3JzQk8KFWRldi5hZ2VudG1lbS5hZ2VudC52MVABWiBhZ2VudG1lbS9nZW4vZ28vYWdlbnQvdjE7YWdlbnR2MaoCEUFnZW50TWVtLkFnZW50LlYxYgZwcm90bzM", [file_google_protobuf_descriptor]);
 
 /**
  * The body of every REST error response. gRPC and Connect carry the same code
@@ -37,9 +39,9 @@ export const ErrorResponseSchema: GenMessage<ErrorResponse> = /*@__PURE__*/
  */
 export type Error = Message<"agent.v1.Error"> & {
   /**
-   * The spec's error code: invalid_request, auth_failed, cost_ceiling, forbidden,
+   * The error code: invalid_request, auth_failed, cost_ceiling, forbidden,
    * MARKETPLACE_DISABLED, not_found, COPYLEFT_LOCKED, APPEAL_CONFLICT,
-   * quota_exhausted, rate_limited or server_error.
+   * already_exists, version_conflict, quota_exhausted, rate_limited or server_error.
    *
    * @generated from field: string code = 1;
    */
@@ -66,4 +68,16 @@ export type Error = Message<"agent.v1.Error"> & {
  */
 export const ErrorSchema: GenMessage<Error> = /*@__PURE__*/
   messageDesc(file_agent_v1_errors, 1);
+
+/**
+ * An error code this RPC can return besides those every RPC can return
+ * (invalid_request, auth_failed, forbidden, rate_limited, server_error); one
+ * option line per code, e.g. option (agent.v1.errors) = "not_found";
+ * protoc-gen-openapi lists exactly these and the common ones as the REST
+ * operation's error responses, and refuses a code src/errors/codes.ts lacks.
+ *
+ * @generated from extension: repeated string errors = 51201;
+ */
+export const errors: GenExtension<MethodOptions, string[]> = /*@__PURE__*/
+  extDesc(file_agent_v1_errors, 0);
 

@@ -17,3 +17,8 @@ export function restEnumName(desc: DescEnum, protoName: string): string {
 export function restEnumValues(desc: DescEnum): string[] {
   return desc.values.filter((v) => v.number !== 0).map((v) => restEnumName(desc, v.name));
 }
+
+/** The proto names of an enum's values (what gRPC and Connect accept), without the zero value. */
+export function protoEnumValues(desc: DescEnum): string[] {
+  return desc.values.filter((v) => v.number !== 0).map((v) => v.name);
+}

@@ -1,9 +1,11 @@
-import type { DescField, DescMessage, JsonValue } from "@bufbuild/protobuf";
+import { getOption, hasOption, type DescField, type DescMessage, type JsonValue } from "@bufbuild/protobuf";
+import { omit_empty } from "../../../gen/agent/v1/json_options_pb.js";
 import { invalidRequest } from "../../errors/api-error.js";
 import { restEnumName, restEnumValues } from "./enum-names.js";
 
-// REST JSON is proto3 JSON with two differences: enums use their REST names, and unknown fields are
-// reported with their full path. Both walks follow the message descriptors.
+// REST JSON is proto3 JSON with every field written, and three differences: enums use their REST names,
+// lists marked (agent.v1.omit_empty) are left out when empty, and unknown fields are reported with their
+// full path. The walks follow the message descriptors.
 
 type JsonObject = Record<string, JsonValue>;
 
@@ -67,26 +69,37 @@ function mapField(
   return one(value, path);
 }
 
-const enumPresence = new WeakMap<DescMessage, boolean>();
-/** Whether REST output of this message needs rewriting at all (it holds an enum somewhere). */
-function holdsEnum(desc: DescMessage, seen = new Set<DescMessage>()): boolean {
-  const known = enumPresence.get(desc);
+const omitting = new WeakMap<DescField, boolean>();
+function omitsEmpty(field: DescField): boolean {
+  let omits = omitting.get(field);
+  if (omits === undefined) omitting.set(field, (omits = hasOption(field, omit_empty) && getOption(field, omit_empty)));
+  return omits;
+}
+
+const rewritten = new WeakMap<DescMessage, boolean>();
+/** Whether REST output of this message needs rewriting at all (it holds an enum or an omit_empty list somewhere). */
+function needsRewrite(desc: DescMessage, seen = new Set<DescMessage>()): boolean {
+  const known = rewritten.get(desc);
   if (known !== undefined) return known;
   if (seen.has(desc)) return false;
   seen.add(desc);
   const result = desc.fields.some(
-    (f) => f.enum !== undefined || (f.message !== undefined && !isWellKnown(f.message) && holdsEnum(f.message, seen)),
+    (f) => f.enum !== undefined || omitsEmpty(f) || (f.message !== undefined && !isWellKnown(f.message) && needsRewrite(f.message, seen)),
   );
-  enumPresence.set(desc, result);
+  rewritten.set(desc, result);
   return result;
 }
 
-/** Rewrites proto3 JSON output to REST JSON (enum names), in place. */
+/** Rewrites proto3 JSON output (every field written) to REST JSON, in place. */
 export function toRestJson(desc: DescMessage, json: JsonValue): JsonValue {
-  if (!isObject(json) || !holdsEnum(desc)) return json;
+  if (!isObject(json) || !needsRewrite(desc)) return json;
   for (const [key, value] of Object.entries(json)) {
     const field = findField(desc, key);
     if (!field || value === null) continue;
+    if (omitsEmpty(field) && Array.isArray(value) && value.length === 0) {
+      delete json[key];
+      continue;
+    }
     json[key] = mapField(
       field,
       value,

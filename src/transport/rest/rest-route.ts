@@ -6,9 +6,9 @@ import { http } from "../../../gen/google/api/annotations_pb.js";
 
 export interface RestRoute {
   verb: "get" | "put" | "post" | "delete" | "patch";
-  /** The path in OpenAPI form, e.g. /api/v1/agent/memories/{id}. */
+  /** The path in OpenAPI form, parameters by their JSON names, e.g. /api/v1/agent/recall/traces/{traceId}. */
   path: string;
-  /** The same path in Fastify's form, e.g. /api/v1/agent/memories/:id. */
+  /** The same path in Fastify's form, e.g. /api/v1/agent/recall/traces/:traceId. */
   url: string;
   pathFields: DescField[];
   /** "*" for the request minus path fields, a field for that field's value, undefined for no body. */
@@ -43,10 +43,11 @@ export function restRouteOf(method: DescMethod): RestRoute | undefined {
     throw new Error(`${method.parent.typeName}.${method.name}: only plain get/put/post/delete/patch rules are supported`);
   }
   const pathFields: DescField[] = [];
-  // "{name=pattern}" becomes "{name}": parameters match whole segments only.
+  // "{trace_id=pattern}" becomes "{traceId}": parameters match whole segments only, named as in JSON.
   const path = pattern.value.replace(/\{([^}=]+)(?:=[^}]*)?\}/g, (_, name: string) => {
-    pathFields.push(requestField(method, name));
-    return `{${name}}`;
+    const field = requestField(method, name);
+    pathFields.push(field);
+    return `{${field.jsonName}}`;
   });
   const unbound = method.input.fields.filter((f) => !pathFields.includes(f));
   const body = rule.body === "*" ? "*" : rule.body ? requestField(method, rule.body) : undefined;

@@ -51,7 +51,7 @@ function requestJson(route: RestRoute, req: FastifyRequest): Record<string, Json
     if (route.maskField) json[route.maskField.jsonName] = Object.keys(body).join(",");
   }
   const params = req.params as Record<string, string>;
-  for (const field of route.pathFields) json[field.jsonName] = scalarFromText(field, params[field.name]!, field.jsonName);
+  for (const field of route.pathFields) json[field.jsonName] = scalarFromText(field, params[field.jsonName]!, field.jsonName);
   const query: Record<string, JsonValue> = {};
   for (const [key, raw] of Object.entries(req.query as Record<string, string | string[]>)) {
     const field = findField(route.method.input, key);
