@@ -2,6 +2,7 @@ import { createContextKey } from "@connectrpc/connect";
 import type { FastifyInstance, FastifyReply, FastifyRequest, LogLevel } from "fastify";
 import fp from "fastify-plugin";
 import { randomBytes } from "node:crypto";
+import { levels } from "pino";
 import type { IncomingMessage } from "node:http";
 import type { Principal } from "../accounts/principal.js";
 import { describeError } from "../errors/api-error.js";
@@ -87,10 +88,18 @@ async function requestLog(app: FastifyInstance, opts: RequestLogOptions): Promis
   app.decorateRequest("logFields", null);
   if (opts.level === "silent") return;
   const level = opts.level;
+  // The server's level is fixed at start: lines below it are not even built.
+  const threshold = levels.values[app.log.level] ?? Infinity; // "silent" has no number: nothing passes
+  const logged = (l: LogLevel) => levels.values[l]! >= threshold;
+  const requestLogged = logged(level);
+  const probeLogged = logged("debug");
   app.addHook("onResponse", async (req: FastifyRequest, reply: FastifyReply) => {
     const route = req.routeOptions.url;
+    const probe = route !== undefined && probeRoutes.has(route);
+    if (!(probe ? probeLogged : requestLogged)) return;
+    const lineLevel = probe ? "debug" : level;
     const fields = req.logFields ?? {};
-    req.log[route !== undefined && probeRoutes.has(route) ? "debug" : level](
+    req.log[lineLevel](
       {
         method: req.method,
         route: route ?? null,
