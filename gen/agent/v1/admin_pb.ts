@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file agent/v1/admin.proto.
  */
 export const file_agent_v1_admin: GenFile = /*@__PURE__*/
-  fileDesc("ChRhZ2VudC92MS9hZG1pbi5wcm90bxIIYWdlbnQudjEiogIKBkFwaUtleRIKCgJpZBgBIAEoCRIWCgl3b3Jrc3BhY2UYAiABKAlIAIgBARIWCgljb250YWluZXIYAyABKAlIAYgBARIMCgRyb2xlGAQgASgJEgwKBG5hbWUYBSABKAkSEgoKY3JlYXRlZF9hdBgGIAEoCRIXCgpleHBpcmVzX2F0GAcgASgJSAKIAQESFwoKcmV2b2tlZF9hdBgIIAEoCUgDiAEBEhwKD2xhc3Rfcm90YXRlZF9hdBgJIAEoCUgEiAEBEg4KBnByZWZpeBgKIAEoCUIMCgpfd29ya3NwYWNlQgwKCl9jb250YWluZXJCDQoLX2V4cGlyZXNfYXRCDQoLX3Jldm9rZWRfYXRCEgoQX2xhc3Rfcm90YXRlZF9hdCKQAQoQQ3JlYXRlS2V5UmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSFgoJY29udGFpbmVyGAIgASgJSACIAQESDQoFYWRtaW4YAyABKAgSDAoEbmFtZRgEIAEoCRIXCgpleHBpcmVzX2F0GAUgASgJSAGIAQFCDAoKX2NvbnRhaW5lckINCgtfZXhwaXJlc19hdCLCAQoRQ3JlYXRlS2V5UmVzcG9uc2USCwoDa2V5GAEgASgJEgoKAmlkGAIgASgJEhYKCXdvcmtzcGFjZRgDIAEoCUgAiAEBEhYKCWNvbnRhaW5lchgEIAEoCUgBiAEBEgwKBHJvbGUYBSABKAkSEgoKY3JlYXRlZF9hdBgGIAEoCRIXCgpleHBpcmVzX2F0GAcgASgJSAKIAQFCDAoKX3dvcmtzcGFjZUIMCgpfY29udGFpbmVyQg0KC19leHBpcmVzX2F0Ij0KD0xpc3RLZXlzUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSFwoPaW5jbHVkZV9yZXZva2VkGAIgASgIIjIKEExpc3RLZXlzUmVzcG9uc2USHgoEa2V5cxgBIAMoCzIQLmFnZW50LnYxLkFwaUtleSIeChBSb3RhdGVLZXlSZXF1ZXN0EgoKAmlkGAEgASgJIkMKEVJvdGF0ZUtleVJlc3BvbnNlEgsKA2tleRgBIAEoCRIhCgdhcGlfa2V5GAIgASgLMhAuYWdlbnQudjEuQXBpS2V5Ih4KEFJldm9rZUtleVJlcXVlc3QSCgoCaWQYASABKAkiOgoXU2V0V29ya3NwYWNlUGxhblJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEgwKBHBsYW4YAiABKAkigQEKDVdvcmtzcGFjZVBsYW4SEQoJd29ya3NwYWNlGAEgASgJEgwKBHBsYW4YAiABKAkSJAoGbGltaXRzGAMgASgLMhQuYWdlbnQudjEuUGxhbkxpbWl0cxIpCgtyYXRlX2xpbWl0cxgEIAEoCzIULmFnZW50LnYxLlJhdGVMaW1pdHMi7QEKF1NldEtleVJhdGVMaW1pdHNSZXF1ZXN0EgoKAmlkGAEgASgJEiEKFHN1c3RhaW5lZF9wZXJfc2Vjb25kGAIgASgBSACIAQESHQoQYnVyc3RfcGVyX3NlY29uZBgDIAEoAUgBiAEBEhoKDWJ1cnN0X3NlY29uZHMYBCABKAFIAogBARIYCgtjb25jdXJyZW5jeRgFIAEoBUgDiAEBQhcKFV9zdXN0YWluZWRfcGVyX3NlY29uZEITChFfYnVyc3RfcGVyX3NlY29uZEIQCg5fYnVyc3Rfc2Vjb25kc0IOCgxfY29uY3VycmVuY3kiRgoNS2V5UmF0ZUxpbWl0cxIKCgJpZBgBIAEoCRIpCgtyYXRlX2xpbWl0cxgCIAEoCzIULmFnZW50LnYxLlJhdGVMaW1pdHMieAoXU2V0QXV0aG9yUHJvZmlsZVJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEhoKDWF1dGhvcl9oYW5kbGUYAiABKAlIAIgBARISCgVlbWFpbBgDIAEoCUgBiAEBQhAKDl9hdXRob3JfaGFuZGxlQggKBl9lbWFpbCJXCg1BdXRob3JQcm9maWxlEhEKCXdvcmtzcGFjZRgBIAEoCRIVCg1hdXRob3JfaGFuZGxlGAIgASgJEhIKBWVtYWlsGAMgASgJSACIAQFCCAoGX2VtYWlsMrAGCgxBZG1pblNlcnZpY2USYwoJQ3JlYXRlS2V5EhouYWdlbnQudjEuQ3JlYXRlS2V5UmVxdWVzdBobLmFnZW50LnYxLkNyZWF0ZUtleVJlc3BvbnNlIh2C0+STAhc6ASoiEi9hcGkvdjEvYWRtaW4va2V5cxJdCghMaXN0S2V5cxIZLmFnZW50LnYxLkxpc3RLZXlzUmVxdWVzdBoaLmFnZW50LnYxLkxpc3RLZXlzUmVzcG9uc2UiGoLT5JMCFBISL2FwaS92MS9hZG1pbi9rZXlzEm8KCVJvdGF0ZUtleRIaLmFnZW50LnYxLlJvdGF0ZUtleVJlcXVlc3QaGy5hZ2VudC52MS5Sb3RhdGVLZXlSZXNwb25zZSIpgtPkkwIjOgEqIh4vYXBpL3YxL2FkbWluL2tleXMve2lkfS9yb3RhdGUSWgoJUmV2b2tlS2V5EhouYWdlbnQudjEuUmV2b2tlS2V5UmVxdWVzdBoQLmFnZW50LnYxLkFwaUtleSIfgtPkkwIZKhcvYXBpL3YxL2FkbWluL2tleXMve2lkfRKEAQoQU2V0V29ya3NwYWNlUGxhbhIhLmFnZW50LnYxLlNldFdvcmtzcGFjZVBsYW5SZXF1ZXN0GhcuYWdlbnQudjEuV29ya3NwYWNlUGxhbiI0gtPkkwIuOgEqGikvYXBpL3YxL2FkbWluL3dvcmtzcGFjZXMve3dvcmtzcGFjZX0vcGxhbhJ+ChBTZXRLZXlSYXRlTGltaXRzEiEuYWdlbnQudjEuU2V0S2V5UmF0ZUxpbWl0c1JlcXVlc3QaFy5hZ2VudC52MS5LZXlSYXRlTGltaXRzIi6C0+STAig6ASoaIy9hcGkvdjEvYWRtaW4va2V5cy97aWR9L3JhdGUtbGltaXRzEocBChBTZXRBdXRob3JQcm9maWxlEiEuYWdlbnQudjEuU2V0QXV0aG9yUHJvZmlsZVJlcXVlc3QaFy5hZ2VudC52MS5BdXRob3JQcm9maWxlIjeC0+STAjE6ASoaLC9hcGkvdjEvYWRtaW4vd29ya3NwYWNlcy97d29ya3NwYWNlfS9wcm9maWxlYgZwcm90bzM", [file_google_api_annotations, file_agent_v1_stats]);
+  fileDesc("ChRhZ2VudC92MS9hZG1pbi5wcm90bxIIYWdlbnQudjEiogIKBkFwaUtleRIKCgJpZBgBIAEoCRIWCgl3b3Jrc3BhY2UYAiABKAlIAIgBARIWCgljb250YWluZXIYAyABKAlIAYgBARIMCgRyb2xlGAQgASgJEgwKBG5hbWUYBSABKAkSEgoKY3JlYXRlZF9hdBgGIAEoCRIXCgpleHBpcmVzX2F0GAcgASgJSAKIAQESFwoKcmV2b2tlZF9hdBgIIAEoCUgDiAEBEhwKD2xhc3Rfcm90YXRlZF9hdBgJIAEoCUgEiAEBEg4KBnByZWZpeBgKIAEoCUIMCgpfd29ya3NwYWNlQgwKCl9jb250YWluZXJCDQoLX2V4cGlyZXNfYXRCDQoLX3Jldm9rZWRfYXRCEgoQX2xhc3Rfcm90YXRlZF9hdCKQAQoQQ3JlYXRlS2V5UmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSFgoJY29udGFpbmVyGAIgASgJSACIAQESDQoFYWRtaW4YAyABKAgSDAoEbmFtZRgEIAEoCRIXCgpleHBpcmVzX2F0GAUgASgJSAGIAQFCDAoKX2NvbnRhaW5lckINCgtfZXhwaXJlc19hdCLCAQoRQ3JlYXRlS2V5UmVzcG9uc2USCwoDa2V5GAEgASgJEgoKAmlkGAIgASgJEhYKCXdvcmtzcGFjZRgDIAEoCUgAiAEBEhYKCWNvbnRhaW5lchgEIAEoCUgBiAEBEgwKBHJvbGUYBSABKAkSEgoKY3JlYXRlZF9hdBgGIAEoCRIXCgpleHBpcmVzX2F0GAcgASgJSAKIAQFCDAoKX3dvcmtzcGFjZUIMCgpfY29udGFpbmVyQg0KC19leHBpcmVzX2F0Ij0KD0xpc3RLZXlzUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSFwoPaW5jbHVkZV9yZXZva2VkGAIgASgIIjIKEExpc3RLZXlzUmVzcG9uc2USHgoEa2V5cxgBIAMoCzIQLmFnZW50LnYxLkFwaUtleSIeChBSb3RhdGVLZXlSZXF1ZXN0EgoKAmlkGAEgASgJIkMKEVJvdGF0ZUtleVJlc3BvbnNlEgsKA2tleRgBIAEoCRIhCgdhcGlfa2V5GAIgASgLMhAuYWdlbnQudjEuQXBpS2V5Ih4KEFJldm9rZUtleVJlcXVlc3QSCgoCaWQYASABKAkiOgoXU2V0V29ya3NwYWNlUGxhblJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEgwKBHBsYW4YAiABKAkigQEKDVdvcmtzcGFjZVBsYW4SEQoJd29ya3NwYWNlGAEgASgJEgwKBHBsYW4YAiABKAkSJAoGbGltaXRzGAMgASgLMhQuYWdlbnQudjEuUGxhbkxpbWl0cxIpCgtyYXRlX2xpbWl0cxgEIAEoCzIULmFnZW50LnYxLlJhdGVMaW1pdHMi7QEKF1NldEtleVJhdGVMaW1pdHNSZXF1ZXN0EgoKAmlkGAEgASgJEiEKFHN1c3RhaW5lZF9wZXJfc2Vjb25kGAIgASgBSACIAQESHQoQYnVyc3RfcGVyX3NlY29uZBgDIAEoAUgBiAEBEhoKDWJ1cnN0X3NlY29uZHMYBCABKAFIAogBARIYCgtjb25jdXJyZW5jeRgFIAEoBUgDiAEBQhcKFV9zdXN0YWluZWRfcGVyX3NlY29uZEITChFfYnVyc3RfcGVyX3NlY29uZEIQCg5fYnVyc3Rfc2Vjb25kc0IOCgxfY29uY3VycmVuY3kiRgoNS2V5UmF0ZUxpbWl0cxIKCgJpZBgBIAEoCRIpCgtyYXRlX2xpbWl0cxgCIAEoCzIULmFnZW50LnYxLlJhdGVMaW1pdHMieAoXU2V0QXV0aG9yUHJvZmlsZVJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEhoKDWF1dGhvcl9oYW5kbGUYAiABKAlIAIgBARISCgVlbWFpbBgDIAEoCUgBiAEBQhAKDl9hdXRob3JfaGFuZGxlQggKBl9lbWFpbCJXCg1BdXRob3JQcm9maWxlEhEKCXdvcmtzcGFjZRgBIAEoCRIVCg1hdXRob3JfaGFuZGxlGAIgASgJEhIKBWVtYWlsGAMgASgJSACIAQFCCAoGX2VtYWlsIlEKFUxpc3RXb3Jrc3BhY2VzUmVxdWVzdBIWCglwYWdlX3NpemUYASABKAVIAIgBARISCgpwYWdlX3Rva2VuGAIgASgJQgwKCl9wYWdlX3NpemUi2QEKEFdvcmtzcGFjZVN1bW1hcnkSEQoJd29ya3NwYWNlGAEgASgJEgwKBHBsYW4YAiABKAkSFAoMZGVmYXVsdF9wbGFuGAMgASgIEhoKDWF1dGhvcl9oYW5kbGUYBCABKAlIAIgBARISCgVlbWFpbBgFIAEoCUgBiAEBEhIKCmNyZWF0ZWRfYXQYBiABKAkSFwoPbWVtb3JpZXNfc3RvcmVkGAcgASgFEhUKDXNraWxsc19zdG9yZWQYCCABKAVCEAoOX2F1dGhvcl9oYW5kbGVCCAoGX2VtYWlsInoKFkxpc3RXb3Jrc3BhY2VzUmVzcG9uc2USLgoKd29ya3NwYWNlcxgBIAMoCzIaLmFnZW50LnYxLldvcmtzcGFjZVN1bW1hcnkSHAoPbmV4dF9wYWdlX3Rva2VuGAIgASgJSACIAQFCEgoQX25leHRfcGFnZV90b2tlbjKnBwoMQWRtaW5TZXJ2aWNlEmMKCUNyZWF0ZUtleRIaLmFnZW50LnYxLkNyZWF0ZUtleVJlcXVlc3QaGy5hZ2VudC52MS5DcmVhdGVLZXlSZXNwb25zZSIdgtPkkwIXOgEqIhIvYXBpL3YxL2FkbWluL2tleXMSXQoITGlzdEtleXMSGS5hZ2VudC52MS5MaXN0S2V5c1JlcXVlc3QaGi5hZ2VudC52MS5MaXN0S2V5c1Jlc3BvbnNlIhqC0+STAhQSEi9hcGkvdjEvYWRtaW4va2V5cxJvCglSb3RhdGVLZXkSGi5hZ2VudC52MS5Sb3RhdGVLZXlSZXF1ZXN0GhsuYWdlbnQudjEuUm90YXRlS2V5UmVzcG9uc2UiKYLT5JMCIzoBKiIeL2FwaS92MS9hZG1pbi9rZXlzL3tpZH0vcm90YXRlEloKCVJldm9rZUtleRIaLmFnZW50LnYxLlJldm9rZUtleVJlcXVlc3QaEC5hZ2VudC52MS5BcGlLZXkiH4LT5JMCGSoXL2FwaS92MS9hZG1pbi9rZXlzL3tpZH0ShAEKEFNldFdvcmtzcGFjZVBsYW4SIS5hZ2VudC52MS5TZXRXb3Jrc3BhY2VQbGFuUmVxdWVzdBoXLmFnZW50LnYxLldvcmtzcGFjZVBsYW4iNILT5JMCLjoBKhopL2FwaS92MS9hZG1pbi93b3Jrc3BhY2VzL3t3b3Jrc3BhY2V9L3BsYW4SfgoQU2V0S2V5UmF0ZUxpbWl0cxIhLmFnZW50LnYxLlNldEtleVJhdGVMaW1pdHNSZXF1ZXN0GhcuYWdlbnQudjEuS2V5UmF0ZUxpbWl0cyIugtPkkwIoOgEqGiMvYXBpL3YxL2FkbWluL2tleXMve2lkfS9yYXRlLWxpbWl0cxKHAQoQU2V0QXV0aG9yUHJvZmlsZRIhLmFnZW50LnYxLlNldEF1dGhvclByb2ZpbGVSZXF1ZXN0GhcuYWdlbnQudjEuQXV0aG9yUHJvZmlsZSI3gtPkkwIxOgEqGiwvYXBpL3YxL2FkbWluL3dvcmtzcGFjZXMve3dvcmtzcGFjZX0vcHJvZmlsZRJ1Cg5MaXN0V29ya3NwYWNlcxIfLmFnZW50LnYxLkxpc3RXb3Jrc3BhY2VzUmVxdWVzdBogLmFnZW50LnYxLkxpc3RXb3Jrc3BhY2VzUmVzcG9uc2UiIILT5JMCGhIYL2FwaS92MS9hZG1pbi93b3Jrc3BhY2VzYgZwcm90bzM", [file_google_api_annotations, file_agent_v1_stats]);
 
 /**
  * An API key's public record.
@@ -488,6 +488,120 @@ export const AuthorProfileSchema: GenMessage<AuthorProfile> = /*@__PURE__*/
   messageDesc(file_agent_v1_admin, 13);
 
 /**
+ * @generated from message agent.v1.ListWorkspacesRequest
+ */
+export type ListWorkspacesRequest = Message<"agent.v1.ListWorkspacesRequest"> & {
+  /**
+   * 1 to 200, default 50.
+   *
+   * @generated from field: optional int32 page_size = 1;
+   */
+  pageSize?: number | undefined;
+
+  /**
+   * next_page_token of the previous page.
+   *
+   * @generated from field: string page_token = 2;
+   */
+  pageToken: string;
+};
+
+/**
+ * Describes the message agent.v1.ListWorkspacesRequest.
+ * Use `create(ListWorkspacesRequestSchema)` to create a new message.
+ */
+export const ListWorkspacesRequestSchema: GenMessage<ListWorkspacesRequest> = /*@__PURE__*/
+  messageDesc(file_agent_v1_admin, 14);
+
+/**
+ * A workspace as an operator sees it.
+ *
+ * @generated from message agent.v1.WorkspaceSummary
+ */
+export type WorkspaceSummary = Message<"agent.v1.WorkspaceSummary"> & {
+  /**
+   * @generated from field: string workspace = 1;
+   */
+  workspace: string;
+
+  /**
+   * The plan it is on: the one an admin set, else the server's DEFAULT_PLAN.
+   *
+   * @generated from field: string plan = 2;
+   */
+  plan: string;
+
+  /**
+   * True when no admin set a plan (the workspace follows DEFAULT_PLAN).
+   *
+   * @generated from field: bool default_plan = 3;
+   */
+  defaultPlan: boolean;
+
+  /**
+   * Absent until the workspace publishes, forks, or an admin sets a profile.
+   *
+   * @generated from field: optional string author_handle = 4;
+   */
+  authorHandle?: string | undefined;
+
+  /**
+   * @generated from field: optional string email = 5;
+   */
+  email?: string | undefined;
+
+  /**
+   * ISO 8601 UTC timestamp.
+   *
+   * @generated from field: string created_at = 6;
+   */
+  createdAt: string;
+
+  /**
+   * @generated from field: int32 memories_stored = 7;
+   */
+  memoriesStored: number;
+
+  /**
+   * @generated from field: int32 skills_stored = 8;
+   */
+  skillsStored: number;
+};
+
+/**
+ * Describes the message agent.v1.WorkspaceSummary.
+ * Use `create(WorkspaceSummarySchema)` to create a new message.
+ */
+export const WorkspaceSummarySchema: GenMessage<WorkspaceSummary> = /*@__PURE__*/
+  messageDesc(file_agent_v1_admin, 15);
+
+/**
+ * @generated from message agent.v1.ListWorkspacesResponse
+ */
+export type ListWorkspacesResponse = Message<"agent.v1.ListWorkspacesResponse"> & {
+  /**
+   * By name.
+   *
+   * @generated from field: repeated agent.v1.WorkspaceSummary workspaces = 1;
+   */
+  workspaces: WorkspaceSummary[];
+
+  /**
+   * Absent on the last page.
+   *
+   * @generated from field: optional string next_page_token = 2;
+   */
+  nextPageToken?: string | undefined;
+};
+
+/**
+ * Describes the message agent.v1.ListWorkspacesResponse.
+ * Use `create(ListWorkspacesResponseSchema)` to create a new message.
+ */
+export const ListWorkspacesResponseSchema: GenMessage<ListWorkspacesResponse> = /*@__PURE__*/
+  messageDesc(file_agent_v1_admin, 16);
+
+/**
  * Issues, lists, rotates and revokes API keys, sets workspace plans and per-key
  * rate limits. Authorised by the bootstrap
  * admin key (AGENTMEM_ADMIN_KEY) or an admin API key.
@@ -572,6 +686,17 @@ export const AdminService: GenService<{
     methodKind: "unary";
     input: typeof SetAuthorProfileRequestSchema;
     output: typeof AuthorProfileSchema;
+  },
+  /**
+   * Lists workspaces by name, with each one's plan, author profile and stored
+   * items, with cursor pagination.
+   *
+   * @generated from rpc agent.v1.AdminService.ListWorkspaces
+   */
+  listWorkspaces: {
+    methodKind: "unary";
+    input: typeof ListWorkspacesRequestSchema;
+    output: typeof ListWorkspacesResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_agent_v1_admin, 0);
