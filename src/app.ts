@@ -42,6 +42,8 @@ import { marketplaceService } from "./marketplace/marketplace-service.js";
 import { moderationService } from "./marketplace/moderation-service.js";
 import { skillPublishing } from "./marketplace/publishing.js";
 import type { VectorIndex } from "./search/vector/vector-index.js";
+import { defaultConsoleDir } from "./console/console-dir.js";
+import { consolePlugin, consolePrefix } from "./console/console-plugin.js";
 import { healthPlugin } from "./observability/health.js";
 import { metricsPlugin } from "./observability/metrics.js";
 import { connectRoutes } from "./transport/connect/connect-routes.js";
@@ -224,6 +226,7 @@ export async function startApp(config: Config): Promise<App> {
     });
     const mcpTools = JSON.parse(await readFile(mcpToolsPath, "utf8")) as McpToolDefinition[];
     await fastify.register(mcpRoutes, { bindings, tools: mcpTools, auth });
+    await fastify.register(consolePlugin, { prefix: consolePrefix, dir: config.CONSOLE_DIR ?? defaultConsoleDir });
     await fastify.register(connectRoutes, {
       routes: (router) => {
         for (const b of bindings) router.service(b.service, b.impl);

@@ -1,9 +1,13 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { grpcClient, type GrpcClient } from "../support/grpc-client.js";
 import { adminKey, backends, rest, startTestServer, type TestServer } from "../support/test-server.js";
 
 // The RPCs the console added: what a memory shadowed, usage per day of the period, and the workspace
-// list, each over REST and gRPC, on both databases.
+// list, each over REST and gRPC, on both databases. The servers start without a console build, which
+// they must survive, answering 503 at /console.
 
 type Call = ReturnType<typeof rest>;
 
@@ -17,9 +21,10 @@ describe.each(backends)("console RPCs (%s)", (backend) => {
   let grpcStats: GrpcClient;
   let grpcAdmin: GrpcClient;
   let otherContainer: Call;
+  const unbuilt = mkdtempSync(path.join(os.tmpdir(), "agentmem-unbuilt-"));
 
   beforeAll(async () => {
-    server = await startTestServer(backend);
+    server = await startTestServer(backend, { CONSOLE_DIR: unbuilt });
     const key = await server.createKey("console-ws");
     agent = rest(server.url, key);
     otherContainer = rest(server.url, await server.createKey("console-ws", "elsewhere"));
@@ -31,6 +36,18 @@ describe.each(backends)("console RPCs (%s)", (backend) => {
   afterAll(async () => {
     for (const c of [grpcMemories, grpcStats, grpcAdmin]) c?.close();
     await server?.close();
+    rmSync(unbuilt, { recursive: true, force: true });
+  });
+
+  it("starts without a console build and answers 503 at /console, saying how to build it", async () => {
+    const res = await fetch(`${server.url}/console/`);
+    expect(res.status).toBe(503);
+    expect(await res.text()).toContain("npm run build");
+    expect(res.headers.get("content-security-policy")).toContain("default-src 'self'");
+    // The API is not affected.
+    const api = await fetch(`${server.url}/api/v1/admin/workspaces`, { headers: { authorization: `Bearer ${adminKey}` } });
+    expect(api.status).toBe(200);
+    expect(api.headers.get("content-security-policy")).toBeNull();
   });
 
   it("lists the memories a memory shadowed, newest first, paged, within the key's scope", async () => {
