@@ -1,8 +1,9 @@
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
-import { chromium, type Browser, type Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { chromium, type Browser, type Locator, type Page } from "playwright-core";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { defaultConsoleDir } from "../../src/console/console-dir.js";
 import { adminKey, rest, startTestServer, type TestServer } from "../support/test-server.js";
 
@@ -76,10 +77,17 @@ describe("web console in Chromium", () => {
     await rest(server.url, adminKey)("PUT", "/api/v1/admin/workspaces/author-ws/profile", { authorHandle: "author", email: "author@example.com" });
     browser = await launching;
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    // Below the test's own timeout, so a wait that never ends names what it waited for.
+    page.setDefaultTimeout(20_000);
     page.on("console", (msg) => {
       if (msg.text().includes("Content Security Policy")) cspViolations.push(`${page.url()}: ${msg.text()}`);
     });
     page.on("pageerror", (err) => pageErrors.push(err.message));
+  });
+  // Every step: no CSP violation and no script error on any page it showed.
+  afterEach(() => {
+    expect(cspViolations).toEqual([]);
+    expect(pageErrors).toEqual([]);
   });
   afterAll(async () => {
     await browser?.close();
@@ -100,7 +108,7 @@ describe("web console in Chromium", () => {
     await page.goto(`${server.url}/console/`);
     await page.getByLabel("API key").fill(key);
     await page.getByRole("button", { name: "Sign in" }).click();
-    await expect.poll(() => page.getByRole("heading", { level: 1 }).first().textContent()).toContain(landing);
+    await page.getByRole("heading", { level: 1, name: landing }).waitFor();
     expect(page.url()).not.toContain(key);
   }
 
@@ -112,8 +120,26 @@ describe("web console in Chromium", () => {
 
   const goTo = (name: string) => page.getByRole("navigation", { name: "Pages" }).getByRole("link", { name }).click();
   const status = () => page.getByRole("status");
+  /**
+   * Waits until `locator` shows `text` (the UI answers when its call returns), or fails at once with what
+   * the page reports instead.
+   */
+  async function shows(locator: Locator, text: string | RegExp) {
+    const expected = locator.filter({ hasText: text }).first();
+    const problem = page.getByRole("alert").first();
+    await expected.or(problem).waitFor();
+    if (!(await expected.isVisible())) throw new Error(`waiting for ${String(text)}, the page reports: ${await problem.textContent()}`);
+  }
+  /** Waits until a table or list has `n` rows (or items), then checks it has no more. */
+  async function hasRows(rows: Locator, n: number) {
+    await rows.nth(n - 1).waitFor();
+    expect(await rows.count()).toBe(n);
+  }
+  let memoryId = "";
+  let skillId = "";
 
-  it("signs in, stores and edits a memory, recalls it with its why bars, opens its trace; imports, publishes, reports, takes down, appeals and grants a skill", async () => {
+  // One flow in steps: each goes on from where the one before left the page.
+  it("signs in; stores a memory, lists it, edits it and shows the diff", async () => {
     // The real server serves the build with its security headers.
     const served = await fetch(`${server.url}/console/`);
     expect(served.status).toBe(200);
@@ -132,10 +158,10 @@ describe("web console in Chromium", () => {
     await newMemory.getByLabel("Content").fill("The staging database is PostgreSQL 15 on db-staging-2");
     await newMemory.getByLabel("Tags").fill("infra");
     await page.getByRole("button", { name: "Store memory" }).click();
-    await expect.poll(() => status().textContent()).toMatch(/^Stored mem_/);
-    const memoryId = (await status().getByRole("link").textContent())!;
+    await shows(status(), /^Stored mem_/);
+    memoryId = (await status().getByRole("link").textContent())!;
     const rows = page.getByRole("table", { name: "Memories" }).getByRole("row");
-    await expect.poll(() => rows.count()).toBe(2);
+    await hasRows(rows, 2);
     expect(await rows.nth(1).textContent()).toContain("PostgreSQL 15");
     await shoot("memories");
 
@@ -149,7 +175,9 @@ describe("web console in Chromium", () => {
     expect(await page.locator(".diff del").first().textContent()).toBe("15");
     expect(await page.locator(".diff ins").first().textContent()).toBe("16");
     await shoot("memory");
+  });
 
+  it("recalls the memory with its why bars and receipt, opens its trace, and counts the recall on the usage chart", async () => {
     // Recall playground: the memory comes back with its why bars and the receipt's counts.
     await goTo("Recall");
     await page.getByLabel("Query").fill("which PostgreSQL version runs on staging?");
@@ -182,7 +210,7 @@ describe("web console in Chromium", () => {
     expect(await candidate.locator("[data-outcome]").textContent()).toBe("returned");
     await shoot("trace");
     await goTo("Traces");
-    await expect.poll(() => page.getByRole("table", { name: "Traces" }).getByRole("row").count()).toBe(2);
+    await hasRows(page.getByRole("table", { name: "Traces" }).getByRole("row"), 2);
     await shoot("traces");
 
     // Usage: today's recall is on the chart.
@@ -192,12 +220,23 @@ describe("web console in Chromium", () => {
     const today = new Date().toISOString().slice(0, 10);
     expect(await page.locator(".series-bar title").last().textContent()).toBe(`${today}: 1`);
     await shoot("usage");
+  });
 
+  it("imports a SKILL.md and then its folder, renders it safely, exports it as a ZIP and publishes it", async () => {
     // Skills: import a SKILL.md, rendered safely, then publish it.
     await goTo("Skills");
     await page.getByLabel("SKILL.md file").setInputFiles({ name: "SKILL.md", mimeType: "text/markdown", buffer: Buffer.from(skillMd) });
-    await expect.poll(() => status().first().textContent()).toContain("Imported release-notes");
-    await expect.poll(() => page.getByRole("table", { name: "Skills" }).getByRole("row").count()).toBe(2);
+    await shows(status(), "Imported release-notes");
+    await hasRows(page.getByRole("table", { name: "Skills" }).getByRole("row"), 2);
+    // The same skill as a folder (SKILL.md and a script): a new version, with the file.
+    const folder = mkdtempSync(path.join(os.tmpdir(), "release-notes-"));
+    mkdirSync(path.join(folder, "scripts"));
+    writeFileSync(path.join(folder, "SKILL.md"), skillMd);
+    writeFileSync(path.join(folder, "scripts/notes.sh"), "#!/bin/sh\ngit log --merges --oneline\n");
+    await page.getByLabel("Skill folder").setInputFiles(folder);
+    // The page reads the files when it imports them: the folder stays until then.
+    await shows(status(), "Updated to version 2: release-notes");
+    rmSync(folder, { recursive: true });
     await shoot("skills");
     await status().first().getByRole("link", { name: "release-notes" }).click();
     const body = page.getByRole("article", { name: "release-notes SKILL.md" });
@@ -207,13 +246,25 @@ describe("web console in Chromium", () => {
     expect(await body.locator("script, img").count()).toBe(0);
     expect(await body.textContent()).toContain(`<script>window.injected = "script"</script>`);
     expect(await page.evaluate<string | undefined>("window.injected")).toBeUndefined();
+    expect(await page.getByRole("list", { name: "Files" }).textContent()).toContain("scripts/notes.sh");
+    // Export: the folder as a ZIP.
+    const downloading = page.waitForEvent("download");
+    await page.getByRole("button", { name: "Export version 2" }).click();
+    const zipFile = await downloading;
+    expect(zipFile.suggestedFilename()).toBe("release-notes.zip");
+    const zipped = readFileSync((await zipFile.path())!);
+    expect(zipped.subarray(0, 4).toString("latin1")).toBe("PK\x03\x04");
+    expect(zipped.toString("utf8")).toContain("release-notes/scripts/notes.sh");
+    expect(zipped.toString("utf8")).toContain("git log --merges --oneline");
     await page.getByRole("button", { name: "Publish to the marketplace" }).click();
-    await expect.poll(() => page.getByTestId("listing-state").textContent()).toBe("listed");
+    await shows(page.getByTestId("listing-state"), /^listed$/);
     expect(await page.getByTestId("visibility").textContent()).toBe("public");
     await shoot("skill");
-    const skillId = page.url().split("/").at(-1)!;
+    skillId = page.url().split("/").at(-1)!;
     await signOut();
+  });
 
+  it("reports the skill from another workspace; the admin takes it down, creates a key, sees the workspace and the author's email", async () => {
     // Another workspace finds it in the marketplace and reports it.
     await signIn(reporterKey, "Memories");
     await goTo("Marketplace");
@@ -224,7 +275,7 @@ describe("web console in Chromium", () => {
     await page.getByLabel("Reason").selectOption({ label: "spam" });
     await page.getByLabel("Report message").fill("Links to a spam site");
     await page.getByRole("button", { name: "Report", exact: true }).click();
-    await expect.poll(() => page.getByTestId("reported").textContent()).toMatch(/^Reported: report rpt_\w+ is open\.$/);
+    await shows(page.getByTestId("reported"), /^Reported: report rpt_\w+ is open\.$/);
     await shoot("marketplace-skill");
     await goTo("Marketplace");
     await page.getByRole("list", { name: "Marketplace skills" }).waitFor();
@@ -239,7 +290,7 @@ describe("web console in Chromium", () => {
     await shoot("admin-moderation");
     await spam.getByLabel("Takedown details").fill("Links to a spam site");
     await spam.getByRole("button", { name: "Take down" }).click();
-    await expect.poll(() => page.getByTestId("takedowns").textContent()).toBe("1");
+    await shows(page.getByTestId("takedowns"), /^1$/);
     expect(await page.locator('[data-reason="spam"]').textContent()).toBe("spam010");
     expect(await page.getByText("No reports.").count()).toBe(1);
 
@@ -258,18 +309,20 @@ describe("web console in Chromium", () => {
     expect(await authorRow.textContent()).toContain("author@example.com");
     await shoot("admin-workspaces");
     await page.getByRole("navigation", { name: "Admin" }).getByRole("link", { name: "Email outbox" }).click();
-    await expect.poll(() => page.getByRole("list", { name: "Emails" }).getByRole("listitem").count()).toBe(1);
+    await hasRows(page.getByRole("list", { name: "Emails" }).getByRole("listitem"), 1);
     expect(await page.getByRole("list", { name: "Emails" }).textContent()).toContain("to author@example.com");
     await shoot("admin-emails");
     await signOut();
+  });
 
+  it("the author appeals the takedown; the admin grants it and the skill is listed again", async () => {
     // The author sees the takedown and appeals.
     await signIn(authorKey, "Memories");
     await page.goto(`${server.url}/console/#/skills/${skillId}`);
-    await expect.poll(() => page.getByTestId("listing-state").textContent()).toBe("removed");
+    await shows(page.getByTestId("listing-state"), /^removed$/);
     await page.getByLabel("Appeal message").fill("The links point to our own documentation.");
     await page.getByRole("button", { name: "Appeal", exact: true }).click();
-    await expect.poll(() => page.getByTestId("appealed").textContent()).toMatch(/pending/);
+    await shows(page.getByTestId("appealed"), /pending/);
     await signOut();
 
     // The admin grants the appeal: the skill is listed again.
@@ -278,13 +331,11 @@ describe("web console in Chromium", () => {
     expect(await appeal.textContent()).toContain("The links point to our own documentation.");
     await appeal.getByLabel("Decision note").fill("Checked: the links are fine.");
     await appeal.getByRole("button", { name: "Grant" }).click();
-    await expect.poll(() => page.getByTestId("appeal-counts").textContent()).toBe("0 · 1 · 0");
+    await shows(page.getByTestId("appeal-counts"), /^0 · 1 · 0$/);
     expect(await page.getByText("No appeals.").count()).toBe(1);
     await signOut();
 
     const listed = await rest(server.url, reporterKey)("POST", "/api/v1/agent/marketplace/get", { id: skillId });
     expect(listed.body.skill).toMatchObject({ id: skillId, listingState: "listed" });
-    expect(cspViolations).toEqual([]);
-    expect(pageErrors).toEqual([]);
   });
 });

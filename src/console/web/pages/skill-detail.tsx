@@ -131,7 +131,7 @@ export function SkillDetailPage({ id }: { id: string }) {
           {s.files.length > 0 && (
             <>
               <h2>Files</h2>
-              <ul>
+              <ul aria-label="Files">
                 {s.files.map((f) => (
                   <li key={f.path}>
                     {f.path} <span class="muted">({f.data.case})</span>
