@@ -48,6 +48,3 @@ export function describeProblem(err: unknown): ApiProblem {
   const info = e.findDetails(ErrorInfoSchema)[0];
   return { code: info?.reason || Code[e.code] || "error", message: e.rawMessage, field: info?.metadata["field"] };
 }
-
-/** The service's code for a failed call, e.g. not_found or MARKETPLACE_DISABLED. */
-export const problemCode = (err: unknown): string => describeProblem(err).code;

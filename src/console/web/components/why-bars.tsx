@@ -18,9 +18,9 @@ interface Factor {
 }
 
 /** The keyword evidence on the same 0-1 scale recall's relevance uses: bm25 / (bm25 + 12). */
-export const keywordScore = (bm25: number): number => bm25 / (bm25 + 12);
+const keywordScore = (bm25: number): number => bm25 / (bm25 + 12);
 
-export function factorsOf(why: RecallWhy): Factor[] {
+function factorsOf(why: RecallWhy): Factor[] {
   return [
     { key: "cosine", label: "cosine", value: Math.max(0, why.cosine), scale: 1 },
     { key: "keyword", label: "keyword", value: keywordScore(why.bm25), scale: 1, detail: `bm25 ${score(why.bm25)}` },
