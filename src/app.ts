@@ -43,6 +43,8 @@ import { marketplaceService } from "./marketplace/marketplace-service.js";
 import { moderationService } from "./marketplace/moderation-service.js";
 import { skillPublishing } from "./marketplace/publishing.js";
 import type { VectorIndex } from "./search/vector/vector-index.js";
+import { defaultConsoleDir } from "./console/console-dir.js";
+import { consolePlugin, consolePrefix } from "./console/console-plugin.js";
 import { healthPlugin } from "./observability/health.js";
 import { healthService } from "./observability/grpc-health.js";
 import { loggerOptions } from "./observability/logger.js";
@@ -247,6 +249,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     });
     const mcpTools = JSON.parse(await readFile(mcpToolsPath, "utf8")) as McpToolDefinition[];
     await fastify.register(mcpRoutes, { bindings, tools: mcpTools, auth });
+    await fastify.register(consolePlugin, { prefix: consolePrefix, dir: config.CONSOLE_DIR ?? defaultConsoleDir });
     const grpcServices = [...bindings.map((b) => b.service), Health, ServerReflection, ServerReflectionV1Alpha];
     await fastify.register(connectRoutes, {
       routes: (router) => {

@@ -110,6 +110,9 @@ const envSchema = z.object({
   EMAIL_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(50).default(8),
   /** Pause after the first failed attempt; it doubles after each further failure, up to an hour. */
   EMAIL_RETRY_BASE_MS: z.coerce.number().int().min(1).default(30_000),
+
+  /** The built web console served at /console; default dist/console of this installation (`npm run build`). */
+  CONSOLE_DIR: z.string().min(1).optional(),
 });
 
 /** Plans from PLANS_FILE, PLANS or the built-ins, validated; issues are reported under the variable's name. */

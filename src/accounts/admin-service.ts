@@ -12,6 +12,7 @@ import { setProfile } from "../marketplace/author-profiles.js";
 import { authorEmail } from "../marketplace/marketplace-rules.js";
 import { slugRule } from "../skills/skill-rules.js";
 import type { Authenticator } from "./authenticator.js";
+import { listWorkspaces } from "./workspace-list.js";
 import { displayPrefix, hashSecret, newKeySecret } from "./key-secret.js";
 import {
   ensureWorkspace,
@@ -34,6 +35,19 @@ const createKeyRules = z.object({
 });
 
 const iso = (d: Date | null) => d?.toISOString();
+
+const workspacePageRules = z.object({
+  pageSize: z.number().int().min(1, "must be between 1 and 200").max(200, "must be between 1 and 200").optional(),
+  pageToken: z.string(),
+});
+
+// Page tokens are the last workspace name of the previous page.
+function decodeWorkspaceToken(token: string): string | null {
+  if (token === "") return null;
+  const name = Buffer.from(token, "base64url").toString();
+  if (!workspaceName.safeParse(name).success) throw invalidRequest("pageToken", "format", "is not a token returned by a previous page");
+  return name;
+}
 
 /** An override's given fields, each checked like a plan's; the merged limits are checked again below. */
 const rateOverrideRules = z.object({
@@ -143,6 +157,26 @@ export function adminService(db: Database, auth: Authenticator, plans: PlanCatal
       if (!row) throw notFound("key", id);
       auth.forget(id);
       return { id, rateLimits: rateLimitsMessage(plan, row.rate_limits) };
+    },
+
+    async listWorkspaces(req) {
+      const page = parseOrThrow(workspacePageRules, { pageSize: req.pageSize, pageToken: req.pageToken });
+      const limit = page.pageSize ?? 50;
+      const rows = await listWorkspaces(db, decodeWorkspaceToken(page.pageToken), limit + 1);
+      const shown = rows.slice(0, limit);
+      return {
+        workspaces: shown.map((w) => ({
+          workspace: w.name,
+          plan: plans.planOf(w.plan).name,
+          defaultPlan: w.plan === null || !plans.byName.has(w.plan),
+          authorHandle: w.handle ?? undefined,
+          email: w.email ?? undefined,
+          createdAt: w.created_at.toISOString(),
+          memoriesStored: Number(w.memories_stored ?? 0),
+          skillsStored: Number(w.skills_stored ?? 0),
+        })),
+        nextPageToken: rows.length > limit ? Buffer.from(shown.at(-1)!.name).toString("base64url") : undefined,
+      };
     },
 
     async setAuthorProfile(req) {

@@ -415,6 +415,21 @@ const migrations: ReadonlyArray<{ version: number; name: string; statements: str
       `insert into skill_index_outbox (skill_id) select id from skills`,
     ],
   },
+  {
+    version: 13,
+    name: "usage per day, for charting a period",
+    statements: [
+      // Kept beside usage_periods by the same statement (chargePeriod), so the days of a period sum to it
+      // from this version on.
+      `create table usage_days (
+        workspace_id text not null references workspaces (id) on delete cascade,
+        day date not null,
+        recalls bigint not null default 0,
+        cost_units bigint not null default 0,
+        primary key (workspace_id, day)
+      )`,
+    ],
+  },
 ];
 
 // Serialises migrations across nodes sharing one database.

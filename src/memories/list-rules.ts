@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { MemoryState, type ListMemoriesRequest } from "../../gen/agent/v1/memory_pb.js";
+import { MemoryState, type ListMemoriesRequest, type ListShadowedMemoriesRequest } from "../../gen/agent/v1/memory_pb.js";
 import { invalidRequest } from "../errors/api-error.js";
 import { containerName, isoInstant, parseOrThrow } from "../validation.js";
 import { memoryLimits, memoryTypes } from "./memory-rules.js";
@@ -42,6 +42,8 @@ export interface ListQuery {
   createdAfter: Date | null;
   createdBefore: Date | null;
   metadata: MetadataFilter | null;
+  /** Only memories this memory shadowed. */
+  supersededBy?: string;
   pageSize: number;
   after: ListCursor | null;
 }
@@ -75,6 +77,25 @@ export function parseListRequest(req: ListMemoriesRequest): ListQuery {
     createdAfter: r.createdAfter ?? null,
     createdBefore: r.createdBefore ?? null,
     metadata: parseMetadataFilter(req.metadata, "metadata"),
+    pageSize: r.pageSize ?? listLimits.defaultPageSize,
+    after: r.pageToken ? decodeListCursor(r.pageToken) : null,
+  };
+}
+
+const shadowedRules = listRules.pick({ pageSize: true, pageToken: true });
+
+/** The memories `req.id` shadowed, in any state (a shadowed memory may be edited, but stays shadowed until restored). */
+export function parseShadowedRequest(req: ListShadowedMemoriesRequest): ListQuery {
+  const r = parseOrThrow(shadowedRules, { pageSize: req.pageSize, pageToken: req.pageToken });
+  return {
+    containers: [],
+    types: [],
+    tags: [],
+    state: null,
+    createdAfter: null,
+    createdBefore: null,
+    metadata: null,
+    supersededBy: req.id,
     pageSize: r.pageSize ?? listLimits.defaultPageSize,
     after: r.pageToken ? decodeListCursor(r.pageToken) : null,
   };

@@ -78,6 +78,7 @@ export async function listMemories(db: Database, scope: Scope, q: ListQuery): Pr
   if (q.createdAfter) c.add("m.created_at >= $", q.createdAfter);
   if (q.createdBefore) c.add("m.created_at < $", q.createdBefore);
   if (q.metadata) addMetadataConditions(c, q.metadata);
+  if (q.supersededBy) c.add("m.superseded_by = $", q.supersededBy);
   if (q.after) {
     const at = c.param(q.after.createdAtMicros);
     c.add(`(m.created_at, m.id) < (timestamptz 'epoch' + ${at}::bigint * interval '1 microsecond', $)`, q.after.id);

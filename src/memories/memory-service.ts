@@ -7,7 +7,7 @@ import type { Database } from "../db/database.js";
 import { apiError, invalidRequest, notFound } from "../errors/api-error.js";
 import type { ContradictionFinder, FoundContradiction } from "./contradictions/finder.js";
 import { createMemories } from "./create-memories.js";
-import { encodeListCursor, parseListRequest } from "./list-rules.js";
+import { encodeListCursor, parseListRequest, parseShadowedRequest } from "./list-rules.js";
 import { listMemories } from "./memory-list.js";
 import { fieldsOf, memoryMessage } from "./memory-message.js";
 import { fieldsToUpdate, mergeFields, parseMemoryFields } from "./memory-rules.js";
@@ -148,6 +148,14 @@ export function memoryService(db: Database, opts: MemoryServiceOptions): Service
         throw apiError("forbidden", `this key is scoped to container ${principal.container} and cannot list ${outside}`, { container: outside });
       }
       const page = await listMemories(db, scopeOf(principal), q);
+      return { memories: page.memories.map(memoryMessage), nextPageToken: page.next ? encodeListCursor(page.next) : undefined };
+    },
+
+    async listShadowedMemories(req, ctx) {
+      const scope = scopeOf(agentPrincipal(ctx));
+      const q = parseShadowedRequest(req);
+      if (!(await findMemory(db, scope, req.id))) throw notFound("memory", req.id);
+      const page = await listMemories(db, scope, q);
       return { memories: page.memories.map(memoryMessage), nextPageToken: page.next ? encodeListCursor(page.next) : undefined };
     },
 

@@ -3,9 +3,9 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import type { PlanLimitsSchema, RateLimitsSchema, StatsService } from "../../gen/agent/v1/stats_pb.js";
 import { agentPrincipal } from "../accounts/principal.js";
 import type { Sql } from "../db/database.js";
-import { periodKey, usagePeriod } from "./period.js";
+import { periodDaysSoFar, periodKey, usagePeriod } from "./period.js";
 import { effectiveRate, type Plan, type PlanCatalog, type RateOverride } from "./plans.js";
-import { readUsage } from "./usage-store.js";
+import { readUsage, readUsageDays } from "./usage-store.js";
 
 const orUndefined = (cap: number | null) => cap ?? undefined;
 const left = (cap: number | null, used: number) => (cap === null ? undefined : Math.max(0, cap - used));
@@ -20,7 +20,7 @@ export const planLimitsMessage = (plan: Plan): MessageInitShape<typeof PlanLimit
 export const rateLimitsMessage = (plan: Plan, override: RateOverride | null): MessageInitShape<typeof RateLimitsSchema> =>
   effectiveRate(plan, override);
 
-/** GET /api/v1/agent/stats: reads counters only, so it never counts against quota or cost. */
+/** GET /api/v1/agent/stats and its history: read counters only, so they never count against quota or cost. */
 export function statsService(db: Sql, plans: PlanCatalog): ServiceImpl<typeof StatsService> {
   return {
     async getStats(_req, ctx) {
@@ -45,6 +45,18 @@ export function statsService(db: Sql, plans: PlanCatalog): ServiceImpl<typeof St
           skillsStored: left(plan.skillsStored, used.skillsStored),
         },
         rateLimits: rateLimitsMessage(plan, principal.rateOverride),
+      };
+    },
+
+    async getUsageHistory(_req, ctx) {
+      const principal = agentPrincipal(ctx);
+      const now = new Date();
+      const period = usagePeriod(now);
+      const counted = new Map((await readUsageDays(db, principal.workspaceId, periodKey(now))).map((d) => [d.day, d]));
+      return {
+        periodStart: period.start.toISOString(),
+        resetsAt: period.resetsAt.toISOString(),
+        days: periodDaysSoFar(now).map((date) => ({ date, recalls: counted.get(date)?.recalls ?? 0, costUnits: counted.get(date)?.costUnits ?? 0 })),
       };
     },
   };

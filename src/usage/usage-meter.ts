@@ -52,7 +52,7 @@ export function capError(cap: Cap, plan: Plan, now: Date) {
 export function usageMeter(db: Database, plans: PlanCatalog, clock: () => Date = () => new Date()): UsageMeter {
   const chargeCost = async (tx: Sql, principal: AgentPrincipal, plan: Plan, costUnits: number, now: Date) => {
     const caps = { recalls: null, costUnits: plan.costUnitsPerMonth };
-    if (costUnits > 0 && !(await chargePeriod(tx, principal.workspaceId, periodKey(now), { recalls: 0, costUnits }, caps))) {
+    if (costUnits > 0 && !(await chargePeriod(tx, principal.workspaceId, now, { recalls: 0, costUnits }, caps))) {
       throw capError("costUnitsPerMonth", plan, now);
     }
   };
@@ -79,11 +79,10 @@ export function usageMeter(db: Database, plans: PlanCatalog, clock: () => Date =
     async chargeRecall(principal) {
       const plan = plans.planOf(principal.plan);
       const now = clock();
-      const period = periodKey(now);
       const caps = { recalls: plan.recallsPerMonth, costUnits: plan.costUnitsPerMonth };
-      if (await chargePeriod(db, principal.workspaceId, period, { recalls: 1, costUnits: recallCostUnits }, caps)) return;
+      if (await chargePeriod(db, principal.workspaceId, now, { recalls: 1, costUnits: recallCostUnits }, caps)) return;
       // Refused: find which cap, to name it (only on this path).
-      const used = await readUsage(db, principal.workspaceId, period);
+      const used = await readUsage(db, principal.workspaceId, periodKey(now));
       const recallsLeft = plan.recallsPerMonth === null || used.recalls + 1 <= plan.recallsPerMonth;
       throw capError(recallsLeft ? "costUnitsPerMonth" : "recallsPerMonth", plan, now);
     },

@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file agent/v1/admin.proto.
  */
 export const file_agent_v1_admin: GenFile = /*@__PURE__*/
-  fileDesc("ChRhZ2VudC92MS9hZG1pbi5wcm90bxIIYWdlbnQudjEiogIKBkFwaUtleRIKCgJpZBgBIAEoCRIWCgl3b3Jrc3BhY2UYAiABKAlIAIgBARIWCgljb250YWluZXIYAyABKAlIAYgBARIMCgRyb2xlGAQgASgJEgwKBG5hbWUYBSABKAkSEgoKY3JlYXRlZF9hdBgGIAEoCRIXCgpleHBpcmVzX2F0GAcgASgJSAKIAQESFwoKcmV2b2tlZF9hdBgIIAEoCUgDiAEBEhwKD2xhc3Rfcm90YXRlZF9hdBgJIAEoCUgEiAEBEg4KBnByZWZpeBgKIAEoCUIMCgpfd29ya3NwYWNlQgwKCl9jb250YWluZXJCDQoLX2V4cGlyZXNfYXRCDQoLX3Jldm9rZWRfYXRCEgoQX2xhc3Rfcm90YXRlZF9hdCKQAQoQQ3JlYXRlS2V5UmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSFgoJY29udGFpbmVyGAIgASgJSACIAQESDQoFYWRtaW4YAyABKAgSDAoEbmFtZRgEIAEoCRIXCgpleHBpcmVzX2F0GAUgASgJSAGIAQFCDAoKX2NvbnRhaW5lckINCgtfZXhwaXJlc19hdCLCAQoRQ3JlYXRlS2V5UmVzcG9uc2USCwoDa2V5GAEgASgJEgoKAmlkGAIgASgJEhYKCXdvcmtzcGFjZRgDIAEoCUgAiAEBEhYKCWNvbnRhaW5lchgEIAEoCUgBiAEBEgwKBHJvbGUYBSABKAkSEgoKY3JlYXRlZF9hdBgGIAEoCRIXCgpleHBpcmVzX2F0GAcgASgJSAKIAQFCDAoKX3dvcmtzcGFjZUIMCgpfY29udGFpbmVyQg0KC19leHBpcmVzX2F0Ij0KD0xpc3RLZXlzUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSFwoPaW5jbHVkZV9yZXZva2VkGAIgASgIIjIKEExpc3RLZXlzUmVzcG9uc2USHgoEa2V5cxgBIAMoCzIQLmFnZW50LnYxLkFwaUtleSIjChBSb3RhdGVLZXlSZXF1ZXN0Eg8KAmlkGAEgASgJQgPgQQIiQwoRUm90YXRlS2V5UmVzcG9uc2USCwoDa2V5GAEgASgJEiEKB2FwaV9rZXkYAiABKAsyEC5hZ2VudC52MS5BcGlLZXkiIwoQUmV2b2tlS2V5UmVxdWVzdBIPCgJpZBgBIAEoCUID4EECIkQKF1NldFdvcmtzcGFjZVBsYW5SZXF1ZXN0EhYKCXdvcmtzcGFjZRgBIAEoCUID4EECEhEKBHBsYW4YAiABKAlCA+BBAiKBAQoNV29ya3NwYWNlUGxhbhIRCgl3b3Jrc3BhY2UYASABKAkSDAoEcGxhbhgCIAEoCRIkCgZsaW1pdHMYAyABKAsyFC5hZ2VudC52MS5QbGFuTGltaXRzEikKC3JhdGVfbGltaXRzGAQgASgLMhQuYWdlbnQudjEuUmF0ZUxpbWl0cyLyAQoXU2V0S2V5UmF0ZUxpbWl0c1JlcXVlc3QSDwoCaWQYASABKAlCA+BBAhIhChRzdXN0YWluZWRfcGVyX3NlY29uZBgCIAEoAUgAiAEBEh0KEGJ1cnN0X3Blcl9zZWNvbmQYAyABKAFIAYgBARIaCg1idXJzdF9zZWNvbmRzGAQgASgBSAKIAQESGAoLY29uY3VycmVuY3kYBSABKAVIA4gBAUIXChVfc3VzdGFpbmVkX3Blcl9zZWNvbmRCEwoRX2J1cnN0X3Blcl9zZWNvbmRCEAoOX2J1cnN0X3NlY29uZHNCDgoMX2NvbmN1cnJlbmN5IkYKDUtleVJhdGVMaW1pdHMSCgoCaWQYASABKAkSKQoLcmF0ZV9saW1pdHMYAiABKAsyFC5hZ2VudC52MS5SYXRlTGltaXRzIn0KF1NldEF1dGhvclByb2ZpbGVSZXF1ZXN0EhYKCXdvcmtzcGFjZRgBIAEoCUID4EECEhoKDWF1dGhvcl9oYW5kbGUYAiABKAlIAIgBARISCgVlbWFpbBgDIAEoCUgBiAEBQhAKDl9hdXRob3JfaGFuZGxlQggKBl9lbWFpbCJXCg1BdXRob3JQcm9maWxlEhEKCXdvcmtzcGFjZRgBIAEoCRIVCg1hdXRob3JfaGFuZGxlGAIgASgJEhIKBWVtYWlsGAMgASgJSACIAQFCCAoGX2VtYWlsMuoGCgxBZG1pblNlcnZpY2USYwoJQ3JlYXRlS2V5EhouYWdlbnQudjEuQ3JlYXRlS2V5UmVxdWVzdBobLmFnZW50LnYxLkNyZWF0ZUtleVJlc3BvbnNlIh2C0+STAhc6ASoiEi9hcGkvdjEvYWRtaW4va2V5cxJdCghMaXN0S2V5cxIZLmFnZW50LnYxLkxpc3RLZXlzUmVxdWVzdBoaLmFnZW50LnYxLkxpc3RLZXlzUmVzcG9uc2UiGoLT5JMCFBISL2FwaS92MS9hZG1pbi9rZXlzEnwKCVJvdGF0ZUtleRIaLmFnZW50LnYxLlJvdGF0ZUtleVJlcXVlc3QaGy5hZ2VudC52MS5Sb3RhdGVLZXlSZXNwb25zZSI2ioAZCW5vdF9mb3VuZILT5JMCIzoBKiIeL2FwaS92MS9hZG1pbi9rZXlzL3tpZH0vcm90YXRlEmcKCVJldm9rZUtleRIaLmFnZW50LnYxLlJldm9rZUtleVJlcXVlc3QaEC5hZ2VudC52MS5BcGlLZXkiLIqAGQlub3RfZm91bmSC0+STAhkqFy9hcGkvdjEvYWRtaW4va2V5cy97aWR9EoQBChBTZXRXb3Jrc3BhY2VQbGFuEiEuYWdlbnQudjEuU2V0V29ya3NwYWNlUGxhblJlcXVlc3QaFy5hZ2VudC52MS5Xb3Jrc3BhY2VQbGFuIjSC0+STAi46ASoaKS9hcGkvdjEvYWRtaW4vd29ya3NwYWNlcy97d29ya3NwYWNlfS9wbGFuEosBChBTZXRLZXlSYXRlTGltaXRzEiEuYWdlbnQudjEuU2V0S2V5UmF0ZUxpbWl0c1JlcXVlc3QaFy5hZ2VudC52MS5LZXlSYXRlTGltaXRzIjuKgBkJbm90X2ZvdW5kgtPkkwIoOgEqGiMvYXBpL3YxL2FkbWluL2tleXMve2lkfS9yYXRlLWxpbWl0cxKZAQoQU2V0QXV0aG9yUHJvZmlsZRIhLmFnZW50LnYxLlNldEF1dGhvclByb2ZpbGVSZXF1ZXN0GhcuYWdlbnQudjEuQXV0aG9yUHJvZmlsZSJJioAZDmFscmVhZHlfZXhpc3RzgtPkkwIxOgEqGiwvYXBpL3YxL2FkbWluL3dvcmtzcGFjZXMve3dvcmtzcGFjZX0vcHJvZmlsZUJPChVkZXYuYWdlbnRtZW0uYWdlbnQudjFQAVogYWdlbnRtZW0vZ2VuL2dvL2FnZW50L3YxO2FnZW50djGqAhFBZ2VudE1lbS5BZ2VudC5WMWIGcHJvdG8z", [file_agent_v1_errors, file_google_api_annotations, file_google_api_field_behavior, file_agent_v1_stats]);
+  fileDesc("ChRhZ2VudC92MS9hZG1pbi5wcm90bxIIYWdlbnQudjEiogIKBkFwaUtleRIKCgJpZBgBIAEoCRIWCgl3b3Jrc3BhY2UYAiABKAlIAIgBARIWCgljb250YWluZXIYAyABKAlIAYgBARIMCgRyb2xlGAQgASgJEgwKBG5hbWUYBSABKAkSEgoKY3JlYXRlZF9hdBgGIAEoCRIXCgpleHBpcmVzX2F0GAcgASgJSAKIAQESFwoKcmV2b2tlZF9hdBgIIAEoCUgDiAEBEhwKD2xhc3Rfcm90YXRlZF9hdBgJIAEoCUgEiAEBEg4KBnByZWZpeBgKIAEoCUIMCgpfd29ya3NwYWNlQgwKCl9jb250YWluZXJCDQoLX2V4cGlyZXNfYXRCDQoLX3Jldm9rZWRfYXRCEgoQX2xhc3Rfcm90YXRlZF9hdCKQAQoQQ3JlYXRlS2V5UmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSFgoJY29udGFpbmVyGAIgASgJSACIAQESDQoFYWRtaW4YAyABKAgSDAoEbmFtZRgEIAEoCRIXCgpleHBpcmVzX2F0GAUgASgJSAGIAQFCDAoKX2NvbnRhaW5lckINCgtfZXhwaXJlc19hdCLCAQoRQ3JlYXRlS2V5UmVzcG9uc2USCwoDa2V5GAEgASgJEgoKAmlkGAIgASgJEhYKCXdvcmtzcGFjZRgDIAEoCUgAiAEBEhYKCWNvbnRhaW5lchgEIAEoCUgBiAEBEgwKBHJvbGUYBSABKAkSEgoKY3JlYXRlZF9hdBgGIAEoCRIXCgpleHBpcmVzX2F0GAcgASgJSAKIAQFCDAoKX3dvcmtzcGFjZUIMCgpfY29udGFpbmVyQg0KC19leHBpcmVzX2F0Ij0KD0xpc3RLZXlzUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSFwoPaW5jbHVkZV9yZXZva2VkGAIgASgIIjIKEExpc3RLZXlzUmVzcG9uc2USHgoEa2V5cxgBIAMoCzIQLmFnZW50LnYxLkFwaUtleSIjChBSb3RhdGVLZXlSZXF1ZXN0Eg8KAmlkGAEgASgJQgPgQQIiQwoRUm90YXRlS2V5UmVzcG9uc2USCwoDa2V5GAEgASgJEiEKB2FwaV9rZXkYAiABKAsyEC5hZ2VudC52MS5BcGlLZXkiIwoQUmV2b2tlS2V5UmVxdWVzdBIPCgJpZBgBIAEoCUID4EECIkQKF1NldFdvcmtzcGFjZVBsYW5SZXF1ZXN0EhYKCXdvcmtzcGFjZRgBIAEoCUID4EECEhEKBHBsYW4YAiABKAlCA+BBAiKBAQoNV29ya3NwYWNlUGxhbhIRCgl3b3Jrc3BhY2UYASABKAkSDAoEcGxhbhgCIAEoCRIkCgZsaW1pdHMYAyABKAsyFC5hZ2VudC52MS5QbGFuTGltaXRzEikKC3JhdGVfbGltaXRzGAQgASgLMhQuYWdlbnQudjEuUmF0ZUxpbWl0cyLyAQoXU2V0S2V5UmF0ZUxpbWl0c1JlcXVlc3QSDwoCaWQYASABKAlCA+BBAhIhChRzdXN0YWluZWRfcGVyX3NlY29uZBgCIAEoAUgAiAEBEh0KEGJ1cnN0X3Blcl9zZWNvbmQYAyABKAFIAYgBARIaCg1idXJzdF9zZWNvbmRzGAQgASgBSAKIAQESGAoLY29uY3VycmVuY3kYBSABKAVIA4gBAUIXChVfc3VzdGFpbmVkX3Blcl9zZWNvbmRCEwoRX2J1cnN0X3Blcl9zZWNvbmRCEAoOX2J1cnN0X3NlY29uZHNCDgoMX2NvbmN1cnJlbmN5IkYKDUtleVJhdGVMaW1pdHMSCgoCaWQYASABKAkSKQoLcmF0ZV9saW1pdHMYAiABKAsyFC5hZ2VudC52MS5SYXRlTGltaXRzIn0KF1NldEF1dGhvclByb2ZpbGVSZXF1ZXN0EhYKCXdvcmtzcGFjZRgBIAEoCUID4EECEhoKDWF1dGhvcl9oYW5kbGUYAiABKAlIAIgBARISCgVlbWFpbBgDIAEoCUgBiAEBQhAKDl9hdXRob3JfaGFuZGxlQggKBl9lbWFpbCJXCg1BdXRob3JQcm9maWxlEhEKCXdvcmtzcGFjZRgBIAEoCRIVCg1hdXRob3JfaGFuZGxlGAIgASgJEhIKBWVtYWlsGAMgASgJSACIAQFCCAoGX2VtYWlsIlEKFUxpc3RXb3Jrc3BhY2VzUmVxdWVzdBIWCglwYWdlX3NpemUYASABKAVIAIgBARISCgpwYWdlX3Rva2VuGAIgASgJQgwKCl9wYWdlX3NpemUi2QEKEFdvcmtzcGFjZVN1bW1hcnkSEQoJd29ya3NwYWNlGAEgASgJEgwKBHBsYW4YAiABKAkSFAoMZGVmYXVsdF9wbGFuGAMgASgIEhoKDWF1dGhvcl9oYW5kbGUYBCABKAlIAIgBARISCgVlbWFpbBgFIAEoCUgBiAEBEhIKCmNyZWF0ZWRfYXQYBiABKAkSFwoPbWVtb3JpZXNfc3RvcmVkGAcgASgFEhUKDXNraWxsc19zdG9yZWQYCCABKAVCEAoOX2F1dGhvcl9oYW5kbGVCCAoGX2VtYWlsInoKFkxpc3RXb3Jrc3BhY2VzUmVzcG9uc2USLgoKd29ya3NwYWNlcxgBIAMoCzIaLmFnZW50LnYxLldvcmtzcGFjZVN1bW1hcnkSHAoPbmV4dF9wYWdlX3Rva2VuGAIgASgJSACIAQFCEgoQX25leHRfcGFnZV90b2tlbjLhBwoMQWRtaW5TZXJ2aWNlEmMKCUNyZWF0ZUtleRIaLmFnZW50LnYxLkNyZWF0ZUtleVJlcXVlc3QaGy5hZ2VudC52MS5DcmVhdGVLZXlSZXNwb25zZSIdgtPkkwIXOgEqIhIvYXBpL3YxL2FkbWluL2tleXMSXQoITGlzdEtleXMSGS5hZ2VudC52MS5MaXN0S2V5c1JlcXVlc3QaGi5hZ2VudC52MS5MaXN0S2V5c1Jlc3BvbnNlIhqC0+STAhQSEi9hcGkvdjEvYWRtaW4va2V5cxJ8CglSb3RhdGVLZXkSGi5hZ2VudC52MS5Sb3RhdGVLZXlSZXF1ZXN0GhsuYWdlbnQudjEuUm90YXRlS2V5UmVzcG9uc2UiNoqAGQlub3RfZm91bmSC0+STAiM6ASoiHi9hcGkvdjEvYWRtaW4va2V5cy97aWR9L3JvdGF0ZRJnCglSZXZva2VLZXkSGi5hZ2VudC52MS5SZXZva2VLZXlSZXF1ZXN0GhAuYWdlbnQudjEuQXBpS2V5IiyKgBkJbm90X2ZvdW5kgtPkkwIZKhcvYXBpL3YxL2FkbWluL2tleXMve2lkfRKEAQoQU2V0V29ya3NwYWNlUGxhbhIhLmFnZW50LnYxLlNldFdvcmtzcGFjZVBsYW5SZXF1ZXN0GhcuYWdlbnQudjEuV29ya3NwYWNlUGxhbiI0gtPkkwIuOgEqGikvYXBpL3YxL2FkbWluL3dvcmtzcGFjZXMve3dvcmtzcGFjZX0vcGxhbhKLAQoQU2V0S2V5UmF0ZUxpbWl0cxIhLmFnZW50LnYxLlNldEtleVJhdGVMaW1pdHNSZXF1ZXN0GhcuYWdlbnQudjEuS2V5UmF0ZUxpbWl0cyI7ioAZCW5vdF9mb3VuZILT5JMCKDoBKhojL2FwaS92MS9hZG1pbi9rZXlzL3tpZH0vcmF0ZS1saW1pdHMSmQEKEFNldEF1dGhvclByb2ZpbGUSIS5hZ2VudC52MS5TZXRBdXRob3JQcm9maWxlUmVxdWVzdBoXLmFnZW50LnYxLkF1dGhvclByb2ZpbGUiSYqAGQ5hbHJlYWR5X2V4aXN0c4LT5JMCMToBKhosL2FwaS92MS9hZG1pbi93b3Jrc3BhY2VzL3t3b3Jrc3BhY2V9L3Byb2ZpbGUSdQoOTGlzdFdvcmtzcGFjZXMSHy5hZ2VudC52MS5MaXN0V29ya3NwYWNlc1JlcXVlc3QaIC5hZ2VudC52MS5MaXN0V29ya3NwYWNlc1Jlc3BvbnNlIiCC0+STAhoSGC9hcGkvdjEvYWRtaW4vd29ya3NwYWNlc0JPChVkZXYuYWdlbnRtZW0uYWdlbnQudjFQAVogYWdlbnRtZW0vZ2VuL2dvL2FnZW50L3YxO2FnZW50djGqAhFBZ2VudE1lbS5BZ2VudC5WMWIGcHJvdG8z", [file_agent_v1_errors, file_google_api_annotations, file_google_api_field_behavior, file_agent_v1_stats]);
 
 /**
  * An API key's public record.
@@ -490,6 +490,120 @@ export const AuthorProfileSchema: GenMessage<AuthorProfile> = /*@__PURE__*/
   messageDesc(file_agent_v1_admin, 13);
 
 /**
+ * @generated from message agent.v1.ListWorkspacesRequest
+ */
+export type ListWorkspacesRequest = Message<"agent.v1.ListWorkspacesRequest"> & {
+  /**
+   * 1 to 200, default 50.
+   *
+   * @generated from field: optional int32 page_size = 1;
+   */
+  pageSize?: number | undefined;
+
+  /**
+   * next_page_token of the previous page.
+   *
+   * @generated from field: string page_token = 2;
+   */
+  pageToken: string;
+};
+
+/**
+ * Describes the message agent.v1.ListWorkspacesRequest.
+ * Use `create(ListWorkspacesRequestSchema)` to create a new message.
+ */
+export const ListWorkspacesRequestSchema: GenMessage<ListWorkspacesRequest> = /*@__PURE__*/
+  messageDesc(file_agent_v1_admin, 14);
+
+/**
+ * A workspace as an operator sees it.
+ *
+ * @generated from message agent.v1.WorkspaceSummary
+ */
+export type WorkspaceSummary = Message<"agent.v1.WorkspaceSummary"> & {
+  /**
+   * @generated from field: string workspace = 1;
+   */
+  workspace: string;
+
+  /**
+   * The plan it is on: the one an admin set, else the server's DEFAULT_PLAN.
+   *
+   * @generated from field: string plan = 2;
+   */
+  plan: string;
+
+  /**
+   * True when no admin set a plan (the workspace follows DEFAULT_PLAN).
+   *
+   * @generated from field: bool default_plan = 3;
+   */
+  defaultPlan: boolean;
+
+  /**
+   * Absent until the workspace publishes, forks, or an admin sets a profile.
+   *
+   * @generated from field: optional string author_handle = 4;
+   */
+  authorHandle?: string | undefined;
+
+  /**
+   * @generated from field: optional string email = 5;
+   */
+  email?: string | undefined;
+
+  /**
+   * ISO 8601 UTC timestamp.
+   *
+   * @generated from field: string created_at = 6;
+   */
+  createdAt: string;
+
+  /**
+   * @generated from field: int32 memories_stored = 7;
+   */
+  memoriesStored: number;
+
+  /**
+   * @generated from field: int32 skills_stored = 8;
+   */
+  skillsStored: number;
+};
+
+/**
+ * Describes the message agent.v1.WorkspaceSummary.
+ * Use `create(WorkspaceSummarySchema)` to create a new message.
+ */
+export const WorkspaceSummarySchema: GenMessage<WorkspaceSummary> = /*@__PURE__*/
+  messageDesc(file_agent_v1_admin, 15);
+
+/**
+ * @generated from message agent.v1.ListWorkspacesResponse
+ */
+export type ListWorkspacesResponse = Message<"agent.v1.ListWorkspacesResponse"> & {
+  /**
+   * By name.
+   *
+   * @generated from field: repeated agent.v1.WorkspaceSummary workspaces = 1;
+   */
+  workspaces: WorkspaceSummary[];
+
+  /**
+   * Absent on the last page.
+   *
+   * @generated from field: optional string next_page_token = 2;
+   */
+  nextPageToken?: string | undefined;
+};
+
+/**
+ * Describes the message agent.v1.ListWorkspacesResponse.
+ * Use `create(ListWorkspacesResponseSchema)` to create a new message.
+ */
+export const ListWorkspacesResponseSchema: GenMessage<ListWorkspacesResponse> = /*@__PURE__*/
+  messageDesc(file_agent_v1_admin, 16);
+
+/**
  * Issues, lists, rotates and revokes API keys, sets workspace plans and per-key
  * rate limits. Authorised by the bootstrap
  * admin key (AGENTMEM_ADMIN_KEY) or an admin API key.
@@ -574,6 +688,17 @@ export const AdminService: GenService<{
     methodKind: "unary";
     input: typeof SetAuthorProfileRequestSchema;
     output: typeof AuthorProfileSchema;
+  },
+  /**
+   * Lists workspaces by name, with each one's plan, author profile and stored
+   * items, with cursor pagination.
+   *
+   * @generated from rpc agent.v1.AdminService.ListWorkspaces
+   */
+  listWorkspaces: {
+    methodKind: "unary";
+    input: typeof ListWorkspacesRequestSchema;
+    output: typeof ListWorkspacesResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_agent_v1_admin, 0);

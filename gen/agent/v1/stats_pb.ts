@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file agent/v1/stats.proto.
  */
 export const file_agent_v1_stats: GenFile = /*@__PURE__*/
-  fileDesc("ChRhZ2VudC92MS9zdGF0cy5wcm90bxIIYWdlbnQudjEiEQoPR2V0U3RhdHNSZXF1ZXN0IqACChBHZXRTdGF0c1Jlc3BvbnNlEgwKBHBsYW4YASABKAkSFAoMcGVyaW9kX3N0YXJ0GAIgASgJEhEKCXJlc2V0c19hdBgDIAEoCRIXCg9tZW1vcmllc19zdG9yZWQYBCABKAUSFAoMcmVjYWxsc191c2VkGAUgASgFEhEKCWNvc3RfdXNlZBgGIAEoARIkCgZsaW1pdHMYByABKAsyFC5hZ2VudC52MS5QbGFuTGltaXRzEisKCXJlbWFpbmluZxgIIAEoCzIYLmFnZW50LnYxLlJlbWFpbmluZ1F1b3RhEikKC3JhdGVfbGltaXRzGAkgASgLMhQuYWdlbnQudjEuUmF0ZUxpbWl0cxIVCg1za2lsbHNfc3RvcmVkGAogASgFIt4BCgpQbGFuTGltaXRzEhwKD21lbW9yaWVzX3N0b3JlZBgBIAEoBUgAiAEBEh4KEXJlY2FsbHNfcGVyX21vbnRoGAIgASgFSAGIAQESIQoUY29zdF91bml0c19wZXJfbW9udGgYAyABKAFIAogBARIaCg1za2lsbHNfc3RvcmVkGAQgASgFSAOIAQFCEgoQX21lbW9yaWVzX3N0b3JlZEIUChJfcmVjYWxsc19wZXJfbW9udGhCFwoVX2Nvc3RfdW5pdHNfcGVyX21vbnRoQhAKDl9za2lsbHNfc3RvcmVkIroBCg5SZW1haW5pbmdRdW90YRIcCg9tZW1vcmllc19zdG9yZWQYASABKAVIAIgBARIUCgdyZWNhbGxzGAIgASgFSAGIAQESFwoKY29zdF91bml0cxgDIAEoAUgCiAEBEhoKDXNraWxsc19zdG9yZWQYBCABKAVIA4gBAUISChBfbWVtb3JpZXNfc3RvcmVkQgoKCF9yZWNhbGxzQg0KC19jb3N0X3VuaXRzQhAKDl9za2lsbHNfc3RvcmVkIoABCgpSYXRlTGltaXRzEhwKFHN1c3RhaW5lZF9wZXJfc2Vjb25kGAEgASgBEhgKEGJ1cnN0X3Blcl9zZWNvbmQYAiABKAESFQoNYnVyc3Rfc2Vjb25kcxgDIAEoARITCgtjb25jdXJyZW5jeRgEIAEoBRIOCgZzb3VyY2UYBSABKAkydwoMU3RhdHNTZXJ2aWNlEmcKCEdldFN0YXRzEhkuYWdlbnQudjEuR2V0U3RhdHNSZXF1ZXN0GhouYWdlbnQudjEuR2V0U3RhdHNSZXNwb25zZSIkgoAZBXN0YXRzgtPkkwIVEhMvYXBpL3YxL2FnZW50L3N0YXRzQk8KFWRldi5hZ2VudG1lbS5hZ2VudC52MVABWiBhZ2VudG1lbS9nZW4vZ28vYWdlbnQvdjE7YWdlbnR2MaoCEUFnZW50TWVtLkFnZW50LlYxYgZwcm90bzM", [file_agent_v1_mcp, file_google_api_annotations]);
+  fileDesc("ChRhZ2VudC92MS9zdGF0cy5wcm90bxIIYWdlbnQudjEiEQoPR2V0U3RhdHNSZXF1ZXN0IqACChBHZXRTdGF0c1Jlc3BvbnNlEgwKBHBsYW4YASABKAkSFAoMcGVyaW9kX3N0YXJ0GAIgASgJEhEKCXJlc2V0c19hdBgDIAEoCRIXCg9tZW1vcmllc19zdG9yZWQYBCABKAUSFAoMcmVjYWxsc191c2VkGAUgASgFEhEKCWNvc3RfdXNlZBgGIAEoARIkCgZsaW1pdHMYByABKAsyFC5hZ2VudC52MS5QbGFuTGltaXRzEisKCXJlbWFpbmluZxgIIAEoCzIYLmFnZW50LnYxLlJlbWFpbmluZ1F1b3RhEikKC3JhdGVfbGltaXRzGAkgASgLMhQuYWdlbnQudjEuUmF0ZUxpbWl0cxIVCg1za2lsbHNfc3RvcmVkGAogASgFIt4BCgpQbGFuTGltaXRzEhwKD21lbW9yaWVzX3N0b3JlZBgBIAEoBUgAiAEBEh4KEXJlY2FsbHNfcGVyX21vbnRoGAIgASgFSAGIAQESIQoUY29zdF91bml0c19wZXJfbW9udGgYAyABKAFIAogBARIaCg1za2lsbHNfc3RvcmVkGAQgASgFSAOIAQFCEgoQX21lbW9yaWVzX3N0b3JlZEIUChJfcmVjYWxsc19wZXJfbW9udGhCFwoVX2Nvc3RfdW5pdHNfcGVyX21vbnRoQhAKDl9za2lsbHNfc3RvcmVkIroBCg5SZW1haW5pbmdRdW90YRIcCg9tZW1vcmllc19zdG9yZWQYASABKAVIAIgBARIUCgdyZWNhbGxzGAIgASgFSAGIAQESFwoKY29zdF91bml0cxgDIAEoAUgCiAEBEhoKDXNraWxsc19zdG9yZWQYBCABKAVIA4gBAUISChBfbWVtb3JpZXNfc3RvcmVkQgoKCF9yZWNhbGxzQg0KC19jb3N0X3VuaXRzQhAKDl9za2lsbHNfc3RvcmVkIoABCgpSYXRlTGltaXRzEhwKFHN1c3RhaW5lZF9wZXJfc2Vjb25kGAEgASgBEhgKEGJ1cnN0X3Blcl9zZWNvbmQYAiABKAESFQoNYnVyc3Rfc2Vjb25kcxgDIAEoARITCgtjb25jdXJyZW5jeRgEIAEoBRIOCgZzb3VyY2UYBSABKAkiGAoWR2V0VXNhZ2VIaXN0b3J5UmVxdWVzdCI9CghVc2FnZURheRIMCgRkYXRlGAEgASgJEg8KB3JlY2FsbHMYAiABKAUSEgoKY29zdF91bml0cxgDIAEoASJkChdHZXRVc2FnZUhpc3RvcnlSZXNwb25zZRIUCgxwZXJpb2Rfc3RhcnQYASABKAkSEQoJcmVzZXRzX2F0GAIgASgJEiAKBGRheXMYAyADKAsyEi5hZ2VudC52MS5Vc2FnZURheTL0AQoMU3RhdHNTZXJ2aWNlEmcKCEdldFN0YXRzEhkuYWdlbnQudjEuR2V0U3RhdHNSZXF1ZXN0GhouYWdlbnQudjEuR2V0U3RhdHNSZXNwb25zZSIkgoAZBXN0YXRzgtPkkwIVEhMvYXBpL3YxL2FnZW50L3N0YXRzEnsKD0dldFVzYWdlSGlzdG9yeRIgLmFnZW50LnYxLkdldFVzYWdlSGlzdG9yeVJlcXVlc3QaIS5hZ2VudC52MS5HZXRVc2FnZUhpc3RvcnlSZXNwb25zZSIjgtPkkwIdEhsvYXBpL3YxL2FnZW50L3N0YXRzL2hpc3RvcnlCTwoVZGV2LmFnZW50bWVtLmFnZW50LnYxUAFaIGFnZW50bWVtL2dlbi9nby9hZ2VudC92MTthZ2VudHYxqgIRQWdlbnRNZW0uQWdlbnQuVjFiBnByb3RvMw", [file_agent_v1_mcp, file_google_api_annotations]);
 
 /**
  * @generated from message agent.v1.GetStatsRequest
@@ -227,6 +227,85 @@ export const RateLimitsSchema: GenMessage<RateLimits> = /*@__PURE__*/
   messageDesc(file_agent_v1_stats, 4);
 
 /**
+ * @generated from message agent.v1.GetUsageHistoryRequest
+ */
+export type GetUsageHistoryRequest = Message<"agent.v1.GetUsageHistoryRequest"> & {
+};
+
+/**
+ * Describes the message agent.v1.GetUsageHistoryRequest.
+ * Use `create(GetUsageHistoryRequestSchema)` to create a new message.
+ */
+export const GetUsageHistoryRequestSchema: GenMessage<GetUsageHistoryRequest> = /*@__PURE__*/
+  messageDesc(file_agent_v1_stats, 5);
+
+/**
+ * One UTC day's metered usage.
+ *
+ * @generated from message agent.v1.UsageDay
+ */
+export type UsageDay = Message<"agent.v1.UsageDay"> & {
+  /**
+   * YYYY-MM-DD.
+   *
+   * @generated from field: string date = 1;
+   */
+  date: string;
+
+  /**
+   * @generated from field: int32 recalls = 2;
+   */
+  recalls: number;
+
+  /**
+   * @generated from field: double cost_units = 3;
+   */
+  costUnits: number;
+};
+
+/**
+ * Describes the message agent.v1.UsageDay.
+ * Use `create(UsageDaySchema)` to create a new message.
+ */
+export const UsageDaySchema: GenMessage<UsageDay> = /*@__PURE__*/
+  messageDesc(file_agent_v1_stats, 6);
+
+/**
+ * @generated from message agent.v1.GetUsageHistoryResponse
+ */
+export type GetUsageHistoryResponse = Message<"agent.v1.GetUsageHistoryResponse"> & {
+  /**
+   * Start of the current usage period, ISO 8601.
+   *
+   * @generated from field: string period_start = 1;
+   */
+  periodStart: string;
+
+  /**
+   * When the period's counters reset, ISO 8601.
+   *
+   * @generated from field: string resets_at = 2;
+   */
+  resetsAt: string;
+
+  /**
+   * Every day of the period up to today, oldest first; days without usage count 0.
+   * Usage from before the server kept daily counts is in the period's totals
+   * (GetStats) but on no day.
+   *
+   * @generated from field: repeated agent.v1.UsageDay days = 3;
+   */
+  days: UsageDay[];
+};
+
+/**
+ * Describes the message agent.v1.GetUsageHistoryResponse.
+ * Use `create(GetUsageHistoryResponseSchema)` to create a new message.
+ */
+export const GetUsageHistoryResponseSchema: GenMessage<GetUsageHistoryResponse> = /*@__PURE__*/
+  messageDesc(file_agent_v1_stats, 7);
+
+/**
  * Usage and limits of the caller's workspace and key.
  *
  * @generated from service agent.v1.StatsService
@@ -243,6 +322,18 @@ export const StatsService: GenService<{
     methodKind: "unary";
     input: typeof GetStatsRequestSchema;
     output: typeof GetStatsResponseSchema;
+  },
+  /**
+   * Returns the workspace's recalls and cost units per UTC day of the current
+   * usage period, for charting the period against the plan's limits. Like stats,
+   * it never counts against quota or cost.
+   *
+   * @generated from rpc agent.v1.StatsService.GetUsageHistory
+   */
+  getUsageHistory: {
+    methodKind: "unary";
+    input: typeof GetUsageHistoryRequestSchema;
+    output: typeof GetUsageHistoryResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_agent_v1_stats, 0);

@@ -1,0 +1,157 @@
+import { useState } from "preact/hooks";
+import { ReportReason, ReportReasonSchema, ReportStatusSchema, type ReportSkillResponse } from "../../../../gen/agent/v1/marketplace_pb.js";
+import { ListingStateSchema, SkillMaturitySchema, type Skill } from "../../../../gen/agent/v1/skill_pb.js";
+import { api } from "../api.js";
+import { EnumSelect, Form, TextArea, TextField } from "../components/fields.js";
+import { Markdown } from "../components/markdown.js";
+import { Loading, Problem } from "../components/problem.js";
+import { enumLabel, enumOptions, InputError, when } from "../format.js";
+import { href } from "../router.js";
+import { useAction, useLoad } from "../use-call.js";
+
+export function MarketplaceDetailPage({ id }: { id: string }) {
+  const loaded = useLoad(async () => (await api.marketplace.getMarketplaceSkill({ id })).skill, [id]);
+  const s = loaded.data;
+  return (
+    <section aria-labelledby="listing-title">
+      <p>
+        <a href={href("marketplace")}>← Marketplace</a>
+      </p>
+      <h1 id="listing-title">{s ? s.name : `Skill ${id}`}</h1>
+      <Problem problem={loaded.problem} />
+      <Loading when={loaded.loading && !s} />
+      {s && (
+        <>
+          <p class="lead">{s.description}</p>
+          <dl class="facts">
+            <dt>Author</dt>
+            <dd>{s.authorHandle}</dd>
+            <dt>Slug</dt>
+            <dd>{s.slug}</dd>
+            <dt>Version</dt>
+            <dd>{s.version}</dd>
+            <dt>Maturity</dt>
+            <dd>{enumLabel(SkillMaturitySchema, s.maturity)}</dd>
+            <dt>License</dt>
+            <dd>{s.license ?? "—"}</dd>
+            <dt>Installs · forks</dt>
+            <dd>
+              {s.installs} · {s.forks}
+            </dd>
+            <dt>Listing</dt>
+            <dd>
+              {enumLabel(ListingStateSchema, s.listingState)}
+              {s.deprecated && " (deprecated)"}
+            </dd>
+            <dt>Published</dt>
+            <dd>
+              {when(s.publishedAt)}, updated {when(s.updatedAt)}
+            </dd>
+            <dt>Tags</dt>
+            <dd>{s.tags.join(", ") || "—"}</dd>
+          </dl>
+          <h2>Lineage</h2>
+          {s.lineage.length > 0 ? (
+            <ol class="lineage" aria-label="Lineage, parent first">
+              {s.lineage.map((l) => (
+                <li key={`${l.id}-${l.version}`}>
+                  fork of <a href={href("marketplace", l.id)}>{l.authorHandle}/{l.slug}</a> version {l.version}
+                </li>
+              ))}
+            </ol>
+          ) : (
+            <p class="muted">An original, not a fork.</p>
+          )}
+          <ListingActions id={s.id} />
+          <h2>SKILL.md</h2>
+          <Markdown text={s.content} label={`${s.name} SKILL.md`} />
+          {s.files.length > 0 && (
+            <>
+              <h2>Files</h2>
+              <ul>
+                {s.files.map((f) => (
+                  <li key={f.path}>{f.path}</li>
+                ))}
+              </ul>
+            </>
+          )}
+        </>
+      )}
+    </section>
+  );
+}
+
+function ListingActions({ id }: { id: string }) {
+  const action = useAction();
+  const [copy, setCopy] = useState<{ skill: Skill; what: string } | null>(null);
+  const [fork, setFork] = useState({ slug: "", name: "" });
+  const [reason, setReason] = useState<number>(ReportReason.UNSPECIFIED);
+  const [message, setMessage] = useState("");
+  const [report, setReport] = useState<ReportSkillResponse | null>(null);
+  return (
+    <section class="panel" aria-labelledby="listing-actions">
+      <h2 id="listing-actions">Use it</h2>
+      <div class="actions">
+        <button
+          type="button"
+          disabled={action.busy}
+          onClick={() =>
+            void action.run(async () => {
+              const installed = await api.marketplace.installSkill({ id });
+              if (installed.skill) setCopy({ skill: installed.skill, what: installed.created ? "Installed" : "Installed copy is up to date:" });
+            })
+          }
+        >
+          Install
+        </button>
+      </div>
+      <Form
+        label="Fork"
+        onSubmit={() =>
+          void action.run(async () => {
+            const forked = await api.marketplace.forkSkill({ id, slug: fork.slug || undefined, name: fork.name || undefined });
+            if (forked.skill) setCopy({ skill: forked.skill, what: "Forked (public, under this skill's licence):" });
+          })
+        }
+      >
+        <TextField label="Fork slug" value={fork.slug} onInput={(slug) => setFork({ ...fork, slug })} hint="optional" />
+        <TextField label="Fork name" value={fork.name} onInput={(name) => setFork({ ...fork, name })} hint="optional" />
+        <div class="actions">
+          <button type="submit" disabled={action.busy}>
+            Fork
+          </button>
+        </div>
+      </Form>
+      {copy && (
+        <p role="status">
+          {copy.what} <a href={href("skills", copy.skill.id)}>{copy.skill.name}</a> in your skills.
+        </p>
+      )}
+      <h3>Report</h3>
+      <Form
+        label="Report this skill"
+        onSubmit={() =>
+          void action.run(async () => {
+            if (reason === ReportReason.UNSPECIFIED) throw new InputError("choose a reason");
+            setReport(await api.marketplace.reportSkill({ id, reason, message: message || undefined }));
+            setMessage("");
+          })
+        }
+      >
+        <EnumSelect label="Reason" value={reason} options={enumOptions(ReportReasonSchema)} none="(choose)" onChange={setReason} />
+        <TextArea label="Report message" value={message} onInput={setMessage} />
+        <div class="actions">
+          <button type="submit" disabled={action.busy}>
+            Report
+          </button>
+        </div>
+      </Form>
+      {report?.report && (
+        <p role="status" data-testid="reported">
+          {report.created ? "Reported" : "Already reported"}: report {report.report.id} is {enumLabel(ReportStatusSchema, report.report.status)}.
+        </p>
+      )}
+      <Problem problem={action.problem} />
+    </section>
+  );
+}
