@@ -58,11 +58,10 @@ export async function consolePlugin(app: FastifyInstance, opts: { dir: string })
     prefix: "/",
     dotfiles: "ignore",
     index: ["index.html"],
-    suppressWarning: true,
     // Built assets carry a content hash in their names: cached for good. index.html names them: always revalidated.
     cacheControl: false,
-    setHeaders: (reply, file) => {
-      reply.header("cache-control", file.includes(`${path.sep}assets${path.sep}`) ? "public, max-age=31536000, immutable" : "no-cache");
+    setHeaders: (res, file) => {
+      res.setHeader("cache-control", file.includes(`${path.sep}assets${path.sep}`) ? "public, max-age=31536000, immutable" : "no-cache");
     },
   });
   // The page's relative asset URLs need the trailing slash.
