@@ -16,7 +16,8 @@ export async function waitCommand(args: string[]): Promise<number> {
   if (!Number.isFinite(timeoutS) || timeoutS <= 0) throw new CliError("--timeout must be a positive number of seconds");
   const url = `${serverUrl()}/readyz`;
   const deadline = Date.now() + timeoutS * 1000;
-  let last = "no answer yet";
+  const noAnswer = "no answer yet";
+  let last = noAnswer;
   for (;;) {
     const left = deadline - Date.now();
     if (left <= 0) throw new CliError(`${url} was not ready within ${timeoutS} s (${last})`);
@@ -29,7 +30,9 @@ export async function waitCommand(args: string[]): Promise<number> {
       }
       last = `HTTP ${res.status} ${text}`.trim();
     } catch (err) {
-      last = unreachableReason(err);
+      // The deadline cut this attempt short: the reason an earlier one failed says more.
+      const cutShort = (err as Error).name === "TimeoutError";
+      if (!cutShort || last === noAnswer) last = cutShort ? "no answer in time" : unreachableReason(err);
     }
     await sleep(Math.min(pollMs, Math.max(0, deadline - Date.now())));
   }
