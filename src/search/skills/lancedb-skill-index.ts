@@ -91,13 +91,17 @@ export async function openLanceSkillIndex(options: { uri: string; dimensions: nu
     readConsistencyInterval: options.readConsistencySeconds ?? defaultReadConsistencySeconds(options.uri),
   });
   const name = `skills_v1_${dimensions}`;
-  // A table of an earlier layout is opened as it is (createEmptyTable refuses a schema that differs) and
-  // brought up to date below; nodes creating it together are each told it exists.
-  const table = await retryConflicts(async () =>
-    (await connection.tableNames()).includes(name)
-      ? connection.openTable(name)
-      : connection.createEmptyTable(name, schema, { mode: "create", existOk: true }),
-  );
+  // Nodes creating the table together are each told it exists once its first version is committed (a
+  // table listed by tableNames() may not have one yet, and cannot be opened). A table of an earlier layout
+  // is refused for its schema; it is opened as it is and brought up to date below.
+  const table = await retryConflicts(async () => {
+    try {
+      return await connection.createEmptyTable(name, schema, { mode: "create", existOk: true });
+    } catch (err) {
+      if (!/does not match existing table schema/i.test(String(err))) throw err;
+      return connection.openTable(name);
+    }
+  });
   await addMarketplaceColumn(table);
   // BM25 over keywordText; rows written since the last optimize() are scanned.
   await ensureFullTextIndex(table, "text");
