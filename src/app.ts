@@ -36,6 +36,7 @@ import { createTraceStore, type TraceStore } from "./recall/trace-store.js";
 import { lanceLocationOf, openVectorIndex } from "./search/vector/open-vector-index.js";
 import { openSkillIndex } from "./search/skills/open-skill-index.js";
 import { createSkillIndexer, type SkillIndexer } from "./search/skills/skill-indexer.js";
+import type { SkillVectorIndex } from "./search/skills/skill-vector-index.js";
 import { skillService } from "./skills/skill-service.js";
 import { createEmailSender, type EmailSender } from "./marketplace/email-sender.js";
 import { marketplaceService } from "./marketplace/marketplace-service.js";
@@ -68,6 +69,7 @@ export interface App {
   maintainer: MaintainerLease | null;
   /** The embedding model itself, without the caches in front of it. */
   model: Embedder;
+  skillIndex: SkillVectorIndex;
   skillIndexer: SkillIndexer;
   /** Delivers author emails; null without SMTP_URL (they stay unsent in the outbox). */
   emails: EmailSender | null;
@@ -238,12 +240,8 @@ export async function startApp(config: Config): Promise<App> {
     const url = await fastify.listen({ port: config.PORT, host: config.HOST });
     if (maintainer) {
       maintainer.start();
+      // Both catch up with vectors lost or never written (e.g. a new backend) without delaying start-up.
       skillIndexer.start();
-      skillIndexer
-        .reconcile()
-        .then(() => skillIndexer.drain())
-        .catch((err: unknown) => fastify.log.error({ err }, "skill index reconciliation failed"));
-      // Catches up with vectors lost or never written (e.g. a new backend) without delaying start-up.
       indexer.start();
     }
     emails?.start();
@@ -263,6 +261,7 @@ export async function startApp(config: Config): Promise<App> {
       indexer,
       maintainer,
       model,
+      skillIndex,
       skillIndexer,
       emails,
       traces,
