@@ -71,7 +71,11 @@ const annThreshold = 4_096;
  * Nodes starting together may race to add it: the loser finds it there.
  */
 async function addMarketplaceColumn(table: LanceTable): Promise<void> {
-  const present = async () => (await table.schema()).fields.some((f) => f.name === "marketplace");
+  // The latest version: this handle looks for other nodes' versions only at its read-consistency interval.
+  const present = async () => {
+    await table.checkoutLatest();
+    return (await table.schema()).fields.some((f) => f.name === "marketplace");
+  };
   if (await present()) return;
   try {
     await retryConflicts(() => table.addColumns([{ name: "marketplace", valueSql: "false" }]));

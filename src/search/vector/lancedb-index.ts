@@ -221,6 +221,9 @@ export async function ensureFullTextIndex(table: Table, column: string): Promise
   const name = `${column}_fts_${lanceAnalyser.version}`;
   const onColumn = async () => (await table.listIndices()).filter((i) => i.indexType === "FTS" && i.columns.includes(column));
   await retryConflicts(async () => {
+    // A twin's index may be committed already, and a handle looks for other processes' versions only at
+    // its read-consistency interval (a second on object storage): without this, every retry lost again.
+    await table.checkoutLatest();
     if (!(await onColumn()).some((i) => i.name === name)) {
       try {
         await table.createIndex(column, { config: fullTextIndex(), name });
