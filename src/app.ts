@@ -33,7 +33,7 @@ import { pendingReader } from "./recall/pending-candidates.js";
 import { recallService } from "./recall/recall-service.js";
 import { createReranker } from "./recall/reranker.js";
 import { createTraceStore, type TraceStore } from "./recall/trace-store.js";
-import { lanceLocationOf, openVectorIndex } from "./search/vector/open-vector-index.js";
+import { lanceLocationOf, openVectorIndex, readConsistencyMsOf } from "./search/vector/open-vector-index.js";
 import { openSkillIndex } from "./search/skills/open-skill-index.js";
 import { createSkillIndexer, type SkillIndexer } from "./search/skills/skill-indexer.js";
 import type { SkillVectorIndex } from "./search/skills/skill-vector-index.js";
@@ -125,7 +125,14 @@ export async function startApp(config: Config): Promise<App> {
     const maintainer = config.INDEXER_ENABLED
       ? createMaintainerLease(db, `${os.hostname()}/${process.pid}/${randomBytes(4).toString("hex")}`, config.INDEX_MAINTAINER_LEASE_MS, fastify.log)
       : null;
-    const indexer = createIndexer(db, vectors, embedder, fastify.log, defaultIndexerOptions, () => maintainer?.holds() ?? false);
+    const indexer = createIndexer(
+      db,
+      vectors,
+      embedder,
+      fastify.log,
+      { ...defaultIndexerOptions, keepIndexedMs: readConsistencyMsOf(config) },
+      () => maintainer?.holds() ?? false,
+    );
     const skillIndexer = createSkillIndexer(db, skillIndex, embedder, fastify.log, () => maintainer?.holds() ?? false);
     const traces = createTraceStore(db, fastify.log);
     const usage = usageMeter(db, config.plans);

@@ -3,7 +3,8 @@ import { Bool, Field, FixedSizeList, Float32, List, RecordBatch, Schema, Struct,
 import { idIn } from "../vector/lance-filter.js";
 import { checkDimensions } from "../vector/records.js";
 import { serialQueue } from "../vector/serial.js";
-import { bm25Search, defaultReadConsistencySeconds, ensureAnnIndex, ensureFullTextIndex, nearestThenExact } from "../vector/lancedb-index.js";
+import { defaultReadConsistencySeconds } from "../vector/lance-consistency.js";
+import { bm25Search, ensureAnnIndex, ensureFullTextIndex, nearestThenExact } from "../vector/lancedb-index.js";
 import type { VectorHit } from "../vector/vector-index.js";
 import { retryConflicts } from "../vector/lance-retry.js";
 import { skillFilterMatchesNothing, type SkillVectorFilter, type SkillVectorIndex, type SkillVectorRecord } from "./skill-vector-index.js";
