@@ -292,13 +292,16 @@ describe("the index maintainer killed (SIGKILL)", () => {
 
   it("loses the role to another node once its lease has run out, at the next attempt", async () => {
     const { child } = killable;
-    expect((await lease()).holder).toMatch(new RegExp(`^${os.hostname()}/${child.pid}/`));
+    const childId = new RegExp(`^${os.hostname()}/${child.pid}/`);
+    expect((await lease()).holder).toMatch(childId);
     expect(nodes.filter((n) => n.maintainer!.holds())).toHaveLength(0);
     const exit = new Promise((resolve) => child.once("exit", resolve));
     child.kill("SIGKILL");
     await exit;
     const killed = performance.now();
+    // The dead holder's last renewal: nothing renews it any more.
     const dead = await lease();
+    expect(dead.holder).toMatch(childId);
     while (!nodes.some((n) => n.maintainer!.holds())) await pause(20);
     const taken = await lease();
     expect(nodes.filter((n) => n.maintainer!.holds())).toHaveLength(1);
