@@ -34,9 +34,10 @@ import { pendingReader } from "./recall/pending-candidates.js";
 import { recallService } from "./recall/recall-service.js";
 import { createReranker } from "./recall/reranker.js";
 import { createTraceStore, type TraceStore } from "./recall/trace-store.js";
-import { lanceLocationOf, openVectorIndex } from "./search/vector/open-vector-index.js";
+import { lanceLocationOf, openVectorIndex, readConsistencyMsOf } from "./search/vector/open-vector-index.js";
 import { openSkillIndex } from "./search/skills/open-skill-index.js";
 import { createSkillIndexer, type SkillIndexer } from "./search/skills/skill-indexer.js";
+import type { SkillVectorIndex } from "./search/skills/skill-vector-index.js";
 import { skillService } from "./skills/skill-service.js";
 import { createEmailSender, type EmailSender } from "./marketplace/email-sender.js";
 import { marketplaceService } from "./marketplace/marketplace-service.js";
@@ -79,6 +80,7 @@ export interface App {
   maintainer: MaintainerLease | null;
   /** The embedding model itself, without the caches in front of it. */
   model: Embedder;
+  skillIndex: SkillVectorIndex;
   skillIndexer: SkillIndexer;
   /** Delivers author emails; null without SMTP_URL (they stay unsent in the outbox). */
   emails: EmailSender | null;
@@ -147,7 +149,14 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     const maintainer = config.INDEXER_ENABLED
       ? createMaintainerLease(db, `${os.hostname()}/${process.pid}/${randomBytes(4).toString("hex")}`, config.INDEX_MAINTAINER_LEASE_MS, fastify.log)
       : null;
-    const indexer = createIndexer(db, vectors, embedder, fastify.log, defaultIndexerOptions, () => maintainer?.holds() ?? false);
+    const indexer = createIndexer(
+      db,
+      vectors,
+      embedder,
+      fastify.log,
+      { ...defaultIndexerOptions, keepIndexedMs: readConsistencyMsOf(config) },
+      () => maintainer?.holds() ?? false,
+    );
     const skillIndexer = createSkillIndexer(db, skillIndex, embedder, fastify.log, () => maintainer?.holds() ?? false);
     const traces = createTraceStore(db, fastify.log);
     const usage = usageMeter(db, config.plans);
@@ -267,12 +276,8 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     const url = await fastify.listen({ port: config.PORT, host: config.HOST });
     if (maintainer) {
       maintainer.start();
+      // Both catch up with vectors lost or never written (e.g. a new backend) without delaying start-up.
       skillIndexer.start();
-      skillIndexer
-        .reconcile()
-        .then(() => skillIndexer.drain())
-        .catch((err: unknown) => fastify.log.error({ err }, "skill index reconciliation failed"));
-      // Catches up with vectors lost or never written (e.g. a new backend) without delaying start-up.
       indexer.start();
     }
     emails?.start();
@@ -302,6 +307,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       indexer,
       maintainer,
       model,
+      skillIndex,
       skillIndexer,
       emails,
       traces,

@@ -80,11 +80,13 @@ const envSchema = z.object({
   /** false runs an API-only node: writes queue vectors for the nodes that index. */
   INDEXER_ENABLED: z.enum(["true", "false"]).default("true").transform((v) => v === "true"),
   /** How long the index maintainer's lease lasts without renewal: a crashed maintainer is replaced after this. */
-  INDEX_MAINTAINER_LEASE_MS: z.coerce.number().int().min(100).default(30_000),
+  INDEX_MAINTAINER_LEASE_MS: z.coerce.number().int().min(100).default(10_000),
 
   VECTOR_BACKEND: z.enum(["lancedb", "pgvector"]).default("lancedb"),
   /** LanceDB location: a directory (default DATA_DIR/lance) or an object store URI such as s3://bucket/path. */
   LANCEDB_URI: z.string().min(1).optional(),
+  /** How stale a node's view of the LanceDB index may be (other nodes' writes); default 0 for a directory, 1000 for object storage. */
+  LANCEDB_READ_CONSISTENCY_MS: z.coerce.number().int().min(0).max(60_000).optional(),
 
   /** A JSON file of plans ({"name": {memoriesStored, recallsPerMonth, costUnitsPerMonth, rate, keyRateOverrides}}). */
   PLANS_FILE: z.string().min(1).optional(),

@@ -55,7 +55,7 @@ export async function reindex(force: boolean): Promise<void> {
         });
       }
       const [counts] = await db.query<{ memories: number; skills: number }>(
-        "select (select count(*)::int from index_outbox) as memories, (select count(*)::int from skill_index_outbox) as skills",
+        "select (select count(*)::int from index_outbox where indexed_at is null) as memories, (select count(*)::int from skill_index_outbox) as skills",
       );
       const { memories, skills } = counts!;
       console.log(`${resuming ? "resuming" : "starting"}: re-embedding with ${describeModel(embedder.info)} into ${vectors.kind}`);

@@ -430,6 +430,16 @@ const migrations: ReadonlyArray<{ version: number; name: string; statements: str
       )`,
     ],
   },
+  {
+    version: 14,
+    name: "indexed jobs kept while other nodes may not see them in the index yet",
+    statements: [
+      // With a LanceDB read-consistency interval (object storage), other nodes may not see a write to the
+      // index for that long: its job stays, marked done, so they recall the memory from it meanwhile.
+      `alter table index_outbox add column indexed_at timestamptz`,
+      `create index index_outbox_indexed on index_outbox (indexed_at) where indexed_at is not null`,
+    ],
+  },
 ];
 
 // Serialises migrations across nodes sharing one database.

@@ -17,11 +17,17 @@ export interface IndexerOptions {
   optimizeEvery: number;
   /** …or once the queue is empty, at most this often. */
   idleOptimizeMs: number;
+  /**
+   * How long a done job stays in the outbox (marked indexed_at) before it is deleted: the read-consistency
+   * interval of the nodes' index handles. Until they look for newer versions they miss the write, and
+   * recall finds the memory through its job instead (src/recall/pending-candidates.ts). 0 deletes at once.
+   */
+  keepIndexedMs: number;
 }
 
 // Rows written since the last optimize are searched by a scan: at 100k memories, 1,633 such rows made
 // keyword search p50 17 ms against 4 ms with none.
-export const defaultIndexerOptions: IndexerOptions = { batchSize: 64, pollMs: 1000, optimizeEvery: 1000, idleOptimizeMs: 10_000 };
+export const defaultIndexerOptions: IndexerOptions = { batchSize: 64, pollMs: 1000, optimizeEvery: 1000, idleOptimizeMs: 10_000, keepIndexedMs: 0 };
 
 interface PreparedBatch {
   /** Outbox sequence numbers the batch completes. */
@@ -53,7 +59,7 @@ export function createIndexer(
   /** Reads the next queued jobs after `afterSeq` and embeds their memories; undefined when none are left. */
   async function prepare(afterSeq: string): Promise<PreparedBatch | undefined> {
     const jobs = await db.query<{ seq: string; memory_id: string; version: number | null; vector: Uint8Array | null }>(
-      "select seq, memory_id, version, vector from index_outbox where seq > $1 order by seq limit $2",
+      "select seq, memory_id, version, vector from index_outbox where seq > $1 and indexed_at is null order by seq limit $2",
       [afterSeq, opts.batchSize],
     );
     if (jobs.length === 0) return undefined;
@@ -79,7 +85,8 @@ export function createIndexer(
   async function commit(batch: PreparedBatch): Promise<number> {
     if (batch.records.length > 0) await vectors.upsert(batch.records);
     if (batch.gone.length > 0) await vectors.delete(batch.gone);
-    await db.query("delete from index_outbox where seq = any($1::bigint[])", [batch.seqs]);
+    if (opts.keepIndexedMs > 0) await db.query("update index_outbox set indexed_at = now() where seq = any($1::bigint[])", [batch.seqs]);
+    else await db.query("delete from index_outbox where seq = any($1::bigint[])", [batch.seqs]);
     writesSinceOptimize += batch.records.length + batch.gone.length;
     if (writesSinceOptimize >= opts.optimizeEvery) optimizeInBackground();
     return batch.seqs.length;
@@ -116,6 +123,9 @@ export function createIndexer(
    * a lower sequence number than the cursor is picked up by the next drain.
    */
   async function drainOnce(): Promise<number> {
+    if (opts.keepIndexedMs > 0) {
+      await db.query("delete from index_outbox where indexed_at < now() - $1::double precision * interval '1 millisecond'", [opts.keepIndexedMs]);
+    }
     let total = 0;
     let writing: Promise<number> | undefined;
     try {

@@ -50,6 +50,9 @@ export function onePortServer(opts: OnePortOptions) {
       socket.on("data", sniff);
       socket.on("error", () => socket.destroy());
     });
+    // Node tracks an HTTP/1.1 server's connections (which closeIdleConnections() closes, and which its
+    // header and request timeouts watch) from the server's 'listening' event; h1 never listens itself.
+    server.on("listening", () => h1.emit("listening"));
 
     const closeListener = server.close.bind(server);
     server.close = (callback?: (err?: Error) => void) => {

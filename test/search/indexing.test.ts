@@ -10,6 +10,7 @@ import { startApp } from "../../src/app.js";
 import { loadConfig } from "../../src/config.js";
 import { createIndexer } from "../../src/search/indexer.js";
 import { openLanceSkillIndex } from "../../src/search/skills/lancedb-skill-index.js";
+import { createSkillIndexer } from "../../src/search/skills/skill-indexer.js";
 import type { VectorIndex } from "../../src/search/vector/vector-index.js";
 import { adminKey, rest, startTestServer, type TestServer } from "../support/test-server.js";
 
@@ -83,41 +84,46 @@ async function freePort(): Promise<number> {
 }
 
 describe("reconciliation", () => {
-  it("is part of the indexer's start, and stop() waits for it: nothing touches storage after stop()", async () => {
+  it("is part of each indexer's start (memories, skills), and stop() waits for it: nothing touches storage after stop()", async () => {
     const server = await startTestServer("pglite");
     try {
       await server.app.indexer.stop();
-      let release!: () => void;
-      const held = new Promise<void>((resolve) => (release = resolve));
-      let reconciling = false;
-      const slow: VectorIndex = {
-        ...server.app.vectors,
-        async ids() {
-          reconciling = true;
-          await held;
-          return server.app.vectors.ids();
-        },
-      };
+      await server.app.skillIndexer.stop();
       let queries = 0;
       const db = Object.create(server.app.db) as typeof server.app.db;
       db.query = ((...args: Parameters<typeof db.query>) => {
         queries++;
         return server.app.db.query(...args);
       }) as typeof db.query;
-      const indexer = createIndexer(db, slow, constantEmbedder, pino({ level: "silent" }));
-      indexer.start();
-      expect(reconciling).toBe(true);
-      let stopped = false;
-      const stopping = indexer.stop().then(() => (stopped = true));
-      await new Promise((resolve) => setImmediate(resolve));
-      expect(stopped).toBe(false);
-      release();
-      await stopping;
-      const after = queries;
-      await new Promise((resolve) => setImmediate(resolve));
-      indexer.notify();
-      await new Promise((resolve) => setImmediate(resolve));
-      expect(queries).toBe(after);
+      const silent = pino({ level: "silent" });
+      const indexers = [
+        (ids: () => Promise<Set<string>>) => createIndexer(db, { ...server.app.vectors, ids }, constantEmbedder, silent),
+        (ids: () => Promise<Set<string>>) => createSkillIndexer(db, { ...server.app.skillIndex, ids }, constantEmbedder, silent),
+      ];
+      for (const create of indexers) {
+        let release!: () => void;
+        const held = new Promise<void>((resolve) => (release = resolve));
+        let reconciling = false;
+        const indexer = create(async () => {
+          reconciling = true;
+          await held;
+          return new Set<string>();
+        });
+        indexer.start();
+        expect(reconciling).toBe(true);
+        let stopped = false;
+        const stopping = indexer.stop().then(() => (stopped = true));
+        await new Promise((resolve) => setImmediate(resolve));
+        expect(stopped).toBe(false);
+        release();
+        await stopping;
+        const after = queries;
+        await new Promise((resolve) => setImmediate(resolve));
+        if ("notify" in indexer) indexer.notify();
+        else await indexer.indexNow();
+        await new Promise((resolve) => setImmediate(resolve));
+        expect(queries).toBe(after);
+      }
     } finally {
       await server.close();
     }

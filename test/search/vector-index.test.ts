@@ -1,12 +1,13 @@
 import { spawn } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { connect, Index, MatchQuery } from "@lancedb/lancedb";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Database } from "../../src/db/database.js";
 import { openPglite } from "../../src/db/pglite.js";
-import { openLanceIndex } from "../../src/search/vector/lancedb-index.js";
+import { ensureFullTextIndex, openLanceIndex } from "../../src/search/vector/lancedb-index.js";
+import { openLanceSkillIndex } from "../../src/search/skills/lancedb-skill-index.js";
 import { lanceSchema, toArrowTable } from "../../src/search/vector/lance-records.js";
 import { openPgvectorIndex } from "../../src/search/vector/pgvector-index.js";
 import { cosine } from "../../src/search/scoring.js";
@@ -470,6 +471,38 @@ describe("LanceDB across processes", () => {
     } finally {
       await writer.close();
       await reader.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("opens a location where another node has begun creating the tables (listed, no version yet)", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "agentmem-lance-test-"));
+    // What a node starting at the same moment leaves for an instant: the table's directory and data, before its first version.
+    for (const table of [`memories_v2_${dims}`, `skills_v1_${dims}`]) await mkdir(path.join(dir, `${table}.lance`, "data"), { recursive: true });
+    try {
+      const memories = await openLanceIndex({ uri: dir, dimensions: dims });
+      const skills = await openLanceSkillIndex({ uri: dir, dimensions: dims });
+      expect([await memories.count(), await skills.count()]).toEqual([0, 0]);
+      await memories.close();
+      await skills.close();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+  it("creates the full-text index once from two handles that do not look for each other's versions", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "agentmem-lance-test-"));
+    // Connections without a read-consistency interval: as stale as object storage's handles can be for a second.
+    const [a, b] = [await connect(dir), await connect(dir)];
+    try {
+      const first = await a.createEmptyTable("t", lanceSchema(dims));
+      const second = await b.openTable("t");
+      await ensureFullTextIndex(first, "content");
+      // The second handle still sees no index: its create loses to the first's commit and must then find it.
+      await ensureFullTextIndex(second, "content");
+      expect((await second.listIndices()).filter((i) => i.indexType === "FTS")).toHaveLength(1);
+    } finally {
+      a.close();
+      b.close();
       await rm(dir, { recursive: true, force: true });
     }
   });

@@ -30,7 +30,7 @@ describe("storage", () => {
 
   it("migrates once: a second run applies nothing", async () => {
     const db = await openDatabase({ dataDir: "memory://", poolSize: 1 });
-    expect(await migrate(db)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12]);
+    expect(await migrate(db)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 13, 14]);
     expect(await migrate(db)).toEqual([]);
     await db.close();
   });

@@ -3,7 +3,8 @@ import { Bool, Field, FixedSizeList, Float32, List, RecordBatch, Schema, Struct,
 import { idIn } from "../vector/lance-filter.js";
 import { checkDimensions } from "../vector/records.js";
 import { serialQueue } from "../vector/serial.js";
-import { bm25Search, defaultReadConsistencySeconds, ensureAnnIndex, ensureFullTextIndex, nearestThenExact } from "../vector/lancedb-index.js";
+import { defaultReadConsistencySeconds } from "../vector/lance-consistency.js";
+import { bm25Search, ensureAnnIndex, ensureFullTextIndex, nearestThenExact } from "../vector/lancedb-index.js";
 import type { VectorHit } from "../vector/vector-index.js";
 import { retryConflicts } from "../vector/lance-retry.js";
 import { skillFilterMatchesNothing, type SkillVectorFilter, type SkillVectorIndex, type SkillVectorRecord } from "./skill-vector-index.js";
@@ -71,7 +72,11 @@ const annThreshold = 4_096;
  * Nodes starting together may race to add it: the loser finds it there.
  */
 async function addMarketplaceColumn(table: LanceTable): Promise<void> {
-  const present = async () => (await table.schema()).fields.some((f) => f.name === "marketplace");
+  // The latest version: this handle looks for other nodes' versions only at its read-consistency interval.
+  const present = async () => {
+    await table.checkoutLatest();
+    return (await table.schema()).fields.some((f) => f.name === "marketplace");
+  };
   if (await present()) return;
   try {
     await retryConflicts(() => table.addColumns([{ name: "marketplace", valueSql: "false" }]));
@@ -91,13 +96,17 @@ export async function openLanceSkillIndex(options: { uri: string; dimensions: nu
     readConsistencyInterval: options.readConsistencySeconds ?? defaultReadConsistencySeconds(options.uri),
   });
   const name = `skills_v1_${dimensions}`;
-  // A table of an earlier layout is opened as it is (createEmptyTable refuses a schema that differs) and
-  // brought up to date below; nodes creating it together are each told it exists.
-  const table = await retryConflicts(async () =>
-    (await connection.tableNames()).includes(name)
-      ? connection.openTable(name)
-      : connection.createEmptyTable(name, schema, { mode: "create", existOk: true }),
-  );
+  // Nodes creating the table together are each told it exists once its first version is committed (a
+  // table listed by tableNames() may not have one yet, and cannot be opened). A table of an earlier layout
+  // is refused for its schema; it is opened as it is and brought up to date below.
+  const table = await retryConflicts(async () => {
+    try {
+      return await connection.createEmptyTable(name, schema, { mode: "create", existOk: true });
+    } catch (err) {
+      if (!/does not match existing table schema/i.test(String(err))) throw err;
+      return connection.openTable(name);
+    }
+  });
   await addMarketplaceColumn(table);
   // BM25 over keywordText; rows written since the last optimize() are scanned.
   await ensureFullTextIndex(table, "text");

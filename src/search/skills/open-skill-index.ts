@@ -3,11 +3,12 @@ import os from "node:os";
 import path from "node:path";
 import type { Config } from "../../config.js";
 import type { Database } from "../../db/database.js";
+import { readConsistencyMsOf } from "../vector/open-vector-index.js";
 import type { SkillVectorIndex } from "./skill-vector-index.js";
 
 /** Opens the skills collection on the configured backend, where the memories' vector index lives. */
 export async function openSkillIndex(
-  config: Pick<Config, "VECTOR_BACKEND" | "LANCEDB_URI" | "DATA_DIR">,
+  config: Pick<Config, "VECTOR_BACKEND" | "LANCEDB_URI" | "DATA_DIR" | "LANCEDB_READ_CONSISTENCY_MS">,
   db: Database,
   dimensions: number,
 ): Promise<SkillVectorIndex> {
@@ -16,10 +17,13 @@ export async function openSkillIndex(
     return openPgvectorSkillIndex(db, dimensions);
   }
   const { openLanceSkillIndex } = await import("./lancedb-skill-index.js");
-  if (config.LANCEDB_URI) return openLanceSkillIndex({ uri: config.LANCEDB_URI, dimensions });
-  if (!config.DATA_DIR.startsWith("memory://")) return openLanceSkillIndex({ uri: path.resolve(config.DATA_DIR, "lance"), dimensions });
+  const readConsistencySeconds = readConsistencyMsOf(config) / 1000;
+  if (config.LANCEDB_URI) return openLanceSkillIndex({ uri: config.LANCEDB_URI, dimensions, readConsistencySeconds });
+  if (!config.DATA_DIR.startsWith("memory://")) {
+    return openLanceSkillIndex({ uri: path.resolve(config.DATA_DIR, "lance"), dimensions, readConsistencySeconds });
+  }
   const scratch = await mkdtemp(path.join(os.tmpdir(), "agentmem-lance-skills-"));
-  const index = await openLanceSkillIndex({ uri: scratch, dimensions });
+  const index = await openLanceSkillIndex({ uri: scratch, dimensions, readConsistencySeconds });
   return {
     ...index,
     async close() {

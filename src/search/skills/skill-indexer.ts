@@ -24,6 +24,7 @@ export function createSkillIndexer(
 ) {
   let writesSinceOptimize = 0;
   let timer: NodeJS.Timeout | undefined;
+  let starting: Promise<void> | undefined;
   let stopped = false;
 
   async function step(): Promise<number> {
@@ -68,9 +69,21 @@ export function createSkillIndexer(
   );
   const drain = runs.run;
 
+  /** Background work stops with the indexer: once stop() has returned, nothing here touches storage again. */
   const drainInBackground = () => {
+    if (stopped) return;
     drain().catch((err: unknown) => log.error({ err }, "skill indexing failed; queued skills stay queued and are retried"));
   };
+
+  async function reconcile(): Promise<{ queued: number; removed: number }> {
+    const indexed = await index.ids();
+    const stored = new Set((await db.query<{ id: string }>("select id from skills")).map((r) => r.id));
+    const missing = [...stored].filter((id) => !indexed.has(id));
+    const orphans = [...indexed].filter((id) => !stored.has(id));
+    if (missing.length > 0) await db.query("insert into skill_index_outbox (skill_id) select unnest($1::text[])", [missing]);
+    if (orphans.length > 0) await index.delete(orphans);
+    return { queued: missing.length, removed: orphans.length };
+  }
 
   return {
     /** Indexes one batch of queued jobs; the number handled, 0 when the outbox is empty. */
@@ -82,23 +95,24 @@ export function createSkillIndexer(
       await drain().catch((err: unknown) => log.warn({ err }, "skill indexing on write failed; the poller retries"));
     },
     /** Queues every skill the index lacks and drops vectors of skills that no longer exist. */
-    async reconcile(): Promise<{ queued: number; removed: number }> {
-      const indexed = await index.ids();
-      const stored = new Set((await db.query<{ id: string }>("select id from skills")).map((r) => r.id));
-      const missing = [...stored].filter((id) => !indexed.has(id));
-      const orphans = [...indexed].filter((id) => !stored.has(id));
-      if (missing.length > 0) await db.query("insert into skill_index_outbox (skill_id) select unnest($1::text[])", [missing]);
-      if (orphans.length > 0) await index.delete(orphans);
-      return { queued: missing.length, removed: orphans.length };
-    },
+    reconcile,
+    /** Reconciles with storage (without delaying the caller), then indexes the queue and polls for more. */
     start(): void {
       timer = setInterval(drainInBackground, pollMs);
       timer.unref();
       drainInBackground();
+      starting = reconcile()
+        .then(({ queued, removed }) => {
+          if (queued + removed > 0) log.info({ queued, removed }, "skill index reconciled with storage");
+          drainInBackground();
+        })
+        .catch((err: unknown) => log.error({ err }, "skill index reconciliation failed"));
     },
+    /** Stops background work and waits for what is running (reconciliation, a drain) to end. */
     async stop(): Promise<void> {
       stopped = true;
       clearInterval(timer);
+      await starting;
       await runs.settled();
     },
   };

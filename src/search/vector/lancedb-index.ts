@@ -1,6 +1,7 @@
 import { connect, Index, MatchQuery, type Table } from "@lancedb/lancedb";
 import { lanceAnalyser } from "../analyser.js";
 import { inFlightGate } from "./in-flight-gate.js";
+import { defaultReadConsistencySeconds } from "./lance-consistency.js";
 import { idIn, lanceFilter } from "./lance-filter.js";
 import { lanceSchema, toArrowTable } from "./lance-records.js";
 import { retryConflicts } from "./lance-retry.js";
@@ -16,15 +17,12 @@ export interface LanceIndexOptions {
   annThreshold?: number;
   /**
    * Seconds after which a read first checks for writes made by other processes (this handle sees its
-   * own writes at once). Default: 0 for a local directory, where the check is a file lookup with no
-   * measurable cost (p50 9 ms either way at 10k rows), so every read is current; 1 s for object stores,
-   * where each check is a request, bounding staleness between nodes to about a second.
+   * own writes at once); default defaultReadConsistencySeconds(uri).
    */
   readConsistencySeconds?: number;
 }
 
 const defaultAnnThreshold = 50_000;
-export const defaultReadConsistencySeconds = (uri: string) => (uri.includes("://") ? 1 : 0);
 /**
  * Versions older than this are pruned by optimize(); readers move to the latest within their consistency
  * interval. Every indexed batch makes a version: kept for an hour, 100k memories left 8 GB of them.
@@ -221,6 +219,9 @@ export async function ensureFullTextIndex(table: Table, column: string): Promise
   const name = `${column}_fts_${lanceAnalyser.version}`;
   const onColumn = async () => (await table.listIndices()).filter((i) => i.indexType === "FTS" && i.columns.includes(column));
   await retryConflicts(async () => {
+    // A twin's index may be committed already, and a handle looks for other processes' versions only at
+    // its read-consistency interval (a second on object storage): without this, every retry lost again.
+    await table.checkoutLatest();
     if (!(await onColumn()).some((i) => i.name === name)) {
       try {
         await table.createIndex(column, { config: fullTextIndex(), name });

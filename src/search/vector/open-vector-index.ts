@@ -3,12 +3,14 @@ import os from "node:os";
 import path from "node:path";
 import type { Config } from "../../config.js";
 import type { Database } from "../../db/database.js";
+import { defaultReadConsistencySeconds } from "./lance-consistency.js";
 import type { VectorIndex } from "./vector-index.js";
 
 /** How the database records an index kept in a per-process temporary directory (DATA_DIR=memory://). */
 export const ephemeralLocation = "ephemeral";
 
 type LanceConfig = Pick<Config, "LANCEDB_URI" | "DATA_DIR">;
+type IndexConfig = Pick<Config, "VECTOR_BACKEND" | "LANCEDB_URI" | "DATA_DIR" | "LANCEDB_READ_CONSISTENCY_MS">;
 
 /**
  * Where this node's LanceDB index lives, as the database records it: an object store URI as given, a
@@ -22,15 +24,22 @@ export function lanceLocationOf(config: LanceConfig): string {
 }
 
 /**
+ * How long another node's write to the index may stay unseen by this node's reads: a LanceDB read first
+ * looks for newer versions once its last look is older than this (LANCEDB_READ_CONSISTENCY_MS, by default
+ * 0 for a directory and 1 s for object storage, see defaultReadConsistencySeconds). pgvector is read
+ * from Postgres and always current.
+ */
+export function readConsistencyMsOf(config: IndexConfig): number {
+  if (config.VECTOR_BACKEND !== "lancedb") return 0;
+  return config.LANCEDB_READ_CONSISTENCY_MS ?? defaultReadConsistencySeconds(lanceLocationOf(config)) * 1000;
+}
+
+/**
  * Opens the configured vector index. pgvector lives in `db` (opened with `vector: true` on PGlite);
  * LanceDB lives at LANCEDB_URI or DATA_DIR/lance, or for an in-memory DATA_DIR in a temporary directory
  * that close() removes.
  */
-export async function openVectorIndex(
-  config: Pick<Config, "VECTOR_BACKEND" | "LANCEDB_URI" | "DATA_DIR">,
-  db: Database,
-  dimensions: number,
-): Promise<VectorIndex> {
+export async function openVectorIndex(config: IndexConfig, db: Database, dimensions: number): Promise<VectorIndex> {
   if (config.VECTOR_BACKEND === "pgvector") {
     const { openPgvectorIndex } = await import("./pgvector-index.js");
     return openPgvectorIndex(db, dimensions);
@@ -38,9 +47,10 @@ export async function openVectorIndex(
   // Imported on demand: the LanceDB native module is large and unused with pgvector.
   const { openLanceIndex } = await import("./lancedb-index.js");
   const location = lanceLocationOf(config);
-  if (location !== ephemeralLocation) return openLanceIndex({ uri: location, dimensions });
+  const readConsistencySeconds = readConsistencyMsOf(config) / 1000;
+  if (location !== ephemeralLocation) return openLanceIndex({ uri: location, dimensions, readConsistencySeconds });
   const scratch = await mkdtemp(path.join(os.tmpdir(), "agentmem-lance-"));
-  const index = await openLanceIndex({ uri: scratch, dimensions });
+  const index = await openLanceIndex({ uri: scratch, dimensions, readConsistencySeconds });
   return {
     ...index,
     async close() {
