@@ -14,12 +14,21 @@ const envSchema = z.object({
     .regex(/^postgres(ql)?:\/\//, "must be a postgres:// or postgresql:// URL")
     .optional(),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  /** PGlite's shared_buffers: it is all resident from the start (PostgreSQL's default of 128 MB cost 104 MB of RSS more than 16 MB). */
+  PGLITE_SHARED_BUFFERS_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024 * 1024)
+    .max(1024 * 1024 * 1024)
+    .default(32 * 1024 * 1024),
   AGENTMEM_ADMIN_KEY: z.string().min(16, "must be at least 16 characters").optional(),
   LOG_LEVEL: z.enum(logLevels).default("info"),
   /** Largest accepted request body, for every transport. */
   BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(4 * 1024 * 1024),
   /** How long a verified API key is trusted before it is looked up again (revocation delay on other nodes). */
   AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).default(5000),
+  /** Bytes of verified keys kept in memory (about 400 bytes a key). */
+  AUTH_CACHE_BYTES: z.coerce.number().int().min(0).default(4 * 1024 * 1024),
   /**
    * How long a client may take to send a request body, on every transport; then the request fails and
    * its stream is closed. At most Node's own HTTP/1.1 request timeout (5 minutes), which answers without a body.
@@ -41,10 +50,10 @@ const envSchema = z.object({
   EMBEDDING_BATCH_SIZE: z.coerce.number().int().min(1).max(2048).default(32),
   /** Worker threads running the built-in model; default one per core, at most two. */
   EMBEDDING_WORKERS: z.coerce.number().int().min(1).max(64).optional(),
-  /** Query embeddings kept in memory, so repeated queries skip the model. */
-  EMBEDDING_CACHE_SIZE: z.coerce.number().int().min(0).default(10_000),
-  /** Vectors of recently written texts kept in memory, so the indexer does not embed them again. */
-  EMBEDDING_WRITE_CACHE_SIZE: z.coerce.number().int().min(0).default(4096),
+  /** Bytes of query embeddings (vector and text) kept in memory, so repeated queries skip the model; 0 disables. */
+  EMBEDDING_CACHE_BYTES: z.coerce.number().int().min(0).default(16 * 1024 * 1024),
+  /** Bytes of vectors of recently written texts (vector and text) kept, so detection and the indexer embed a text once; 0 disables. */
+  EMBEDDING_WRITE_CACHE_BYTES: z.coerce.number().int().min(0).default(16 * 1024 * 1024),
 
   /** Check new and edited memories for contradictions with active ones (embeds on the write path). */
   CONTRADICTIONS_ENABLED: z.enum(["true", "false"]).default("true").transform((v) => v === "true"),
@@ -106,6 +115,22 @@ const envSchema = z.object({
   EMAIL_RETRY_BASE_MS: z.coerce.number().int().min(1).default(30_000),
 });
 
+/**
+ * Variables that capped caches by entries: an entry's size varies a hundredfold with its text, so caches are
+ * capped by bytes now. A deployment still setting one is told which variable replaced it, rather than having
+ * it ignored.
+ */
+const replacedVariables: Record<string, string> = {
+  EMBEDDING_CACHE_SIZE: "EMBEDDING_CACHE_BYTES",
+  EMBEDDING_WRITE_CACHE_SIZE: "EMBEDDING_WRITE_CACHE_BYTES",
+};
+
+function replacedVariableIssues(env: Record<string, string | undefined>): string[] {
+  return Object.entries(replacedVariables)
+    .filter(([old]) => env[old] !== undefined)
+    .map(([old, now]) => `  ${old}: no longer read; caches are capped in bytes: set ${now} (e.g. 16777216; a 512-d query vector with its text takes about 2.5 KB)`);
+}
+
 /** Plans from PLANS_FILE, PLANS or the built-ins, validated; issues are reported under the variable's name. */
 function readPlans(env: z.output<typeof envSchema>, ctx: z.RefinementCtx): PlanCatalog {
   if (env.PLANS_FILE && env.PLANS) ctx.addIssue({ code: "custom", path: ["PLANS"], message: "set PLANS_FILE or PLANS, not both" });
@@ -154,9 +179,7 @@ export class ConfigError extends Error {
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
   const parsed = configSchema.safeParse(cleaned);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
-    throw new ConfigError(`invalid configuration:\n${lines.join("\n")}`);
-  }
+  const lines = [...replacedVariableIssues(cleaned), ...(parsed.success ? [] : parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`))];
+  if (lines.length > 0 || !parsed.success) throw new ConfigError(`invalid configuration:\n${lines.join("\n")}`);
   return parsed.data;
 }

@@ -1,18 +1,49 @@
+import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
-import { PGlite } from "@electric-sql/pglite";
+import { PGlite, type PGliteOptions } from "@electric-sql/pglite";
 import { vector } from "@electric-sql/pglite-pgvector";
 import type { Database, Sql } from "./database.js";
 import { vacuumGrownTables } from "./pglite-maintenance.js";
 
-/** Embedded PostgreSQL in dataDir/pg, or in memory for "memory://"; `vector` loads pgvector. */
-export async function openPglite(dataDir: string, options: { vector?: boolean } = {}): Promise<Database> {
+export interface PgliteOptions {
+  /** Loads pgvector. */
+  vector?: boolean;
+  /** PostgreSQL's shared_buffers. PGlite touches all of it at start, so every byte of it is resident. */
+  sharedBuffersBytes?: number;
+}
+
+// PGlite's own start parameters (PGlite.defaultStartParams is not exported from the package root):
+// single-user mode, no fsync, no parallel workers.
+const pgliteStartParams = [
+  "--single", "-F", "-O", "-j",
+  "-c", "search_path=public",
+  "-c", "exit_on_error=false",
+  "-c", "log_checkpoints=false",
+  "-c", "max_worker_processes=0",
+  "-c", "max_parallel_workers=0",
+  "-c", "max_parallel_workers_per_gather=0",
+  "-c", "io_method=sync",
+  "-c", "max_parallel_maintenance_workers=0",
+];
+
+/** Embedded PostgreSQL in dataDir/pg, or in memory for "memory://". */
+export async function openPglite(dataDir: string, options: PgliteOptions = {}): Promise<Database> {
+  const settings: PGliteOptions = {
+    ...(options.vector ? { extensions: { vector } } : {}),
+    ...(options.sharedBuffersBytes === undefined
+      ? {}
+      : { startParams: [...pgliteStartParams, "-c", `shared_buffers=${Math.floor(options.sharedBuffersBytes / 1024)}kB`] }),
+  };
   let location = dataDir;
   if (!dataDir.startsWith("memory://")) {
     location = path.resolve(dataDir, "pg");
     await mkdir(location, { recursive: true });
+    // Creating a data directory grows the instance's wasm memory to ~600 MB, which a wasm memory never
+    // gives back: the new directory is opened once more by a fresh instance (~200 MB).
+    if (!existsSync(path.join(location, "PG_VERSION"))) await (await PGlite.create(location, settings)).close();
   }
-  const pg = await PGlite.create(location, options.vector ? { extensions: { vector } } : {});
+  const pg = await PGlite.create(location, settings);
   const wrap = (q: Pick<PGlite, "query">): Sql => ({
     query: async <Row>(text: string, params?: readonly unknown[]) =>
       (await q.query<Row>(text, params as unknown[] | undefined)).rows,
