@@ -1,4 +1,3 @@
-import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { PGlite, type PGliteOptions } from "@electric-sql/pglite";
@@ -39,9 +38,6 @@ export async function openPglite(dataDir: string, options: PgliteOptions = {}): 
   if (!dataDir.startsWith("memory://")) {
     location = path.resolve(dataDir, "pg");
     await mkdir(location, { recursive: true });
-    // Creating a data directory grows the instance's wasm memory to ~600 MB, which a wasm memory never
-    // gives back: the new directory is opened once more by a fresh instance (~200 MB).
-    if (!existsSync(path.join(location, "PG_VERSION"))) await (await PGlite.create(location, settings)).close();
   }
   const pg = await PGlite.create(location, settings);
   const wrap = (q: Pick<PGlite, "query">): Sql => ({
