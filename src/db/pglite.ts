@@ -1,5 +1,8 @@
+import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
+import { once } from "node:events";
 import path from "node:path";
+import { Worker } from "node:worker_threads";
 import { PGlite, type PGliteOptions } from "@electric-sql/pglite";
 import { vector } from "@electric-sql/pglite-pgvector";
 import type { Database, Sql } from "./database.js";
@@ -38,6 +41,7 @@ export async function openPglite(dataDir: string, options: PgliteOptions = {}): 
   if (!dataDir.startsWith("memory://")) {
     location = path.resolve(dataDir, "pg");
     await mkdir(location, { recursive: true });
+    if (!existsSync(path.join(location, "PG_VERSION"))) await createDataDirectory(location);
   }
   const pg = await PGlite.create(location, settings);
   const wrap = (q: Pick<PGlite, "query">): Sql => ({
@@ -56,4 +60,14 @@ export async function openPglite(dataDir: string, options: PgliteOptions = {}): 
     },
     close: () => pg.close(),
   };
+}
+
+/** Creates a data directory in a worker thread, whose ~600 MB of wasm memory is freed when it exits. */
+async function createDataDirectory(location: string): Promise<void> {
+  const worker = new Worker(new URL("./pglite-create-worker.mjs", import.meta.url), { workerData: { location }, execArgv: [] });
+  const failed = once(worker, "error").then(([err]) => {
+    throw new Error(`creating the PGlite data directory ${location} failed: ${(err as Error).message}`);
+  });
+  const [code] = (await Promise.race([once(worker, "exit"), failed])) as [number];
+  if (code !== 0) throw new Error(`creating the PGlite data directory ${location} failed: its worker exited with code ${code}`);
 }
