@@ -22,29 +22,17 @@
 // creates. Semantic results are latency only: the memories' vectors are hashes, the queries' the model's.
 // Writes bench/results/scale.json.
 
-import { readFileSync } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { availableParallelism, cpus, loadavg, tmpdir } from "node:os";
+import { availableParallelism, cpus, tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import pino from "pino";
-import { ensureWorkspace } from "../src/accounts/key-store.js";
-import { openDatabase, type Database } from "../src/db/database.js";
-import { migrate } from "../src/db/migrations.js";
-import type { EmbeddingModelInfo } from "../src/embeddings/embedder.js";
-import { newId } from "../src/ids.js";
-import { insertMemories } from "../src/memories/memory-store.js";
-import { countTokens } from "../src/recall/tokens.js";
-import { checkIndexState } from "../src/search/index-state.js";
-import { createIndexer } from "../src/search/indexer.js";
-import { lanceLocationOf, openVectorIndex } from "../src/search/vector/open-vector-index.js";
 import { throwawayPostgres } from "../test/support/postgres-cluster.js";
-import { hashingEmbedder, hashVector } from "./lib/hashing-embedder.js";
 import { caveat } from "./lib/report.js";
 import { restLoad } from "./lib/rest-load.js";
+import { load1m, rssMb, type Backend, type LoadResult } from "./lib/scale-load.js";
 import { onCleanUp, positiveOption, runBench, stopAfter } from "./lib/run.js";
-import { scaleMemory } from "./lib/scale-data.js";
+import { countMemories, loadTo, type Store } from "./lib/scale-load.js";
 import { scratchDatabase } from "./lib/scratch-database.js";
 import { startServer, type BenchServer } from "./lib/server.js";
 import { Recorder, type PhaseResult } from "./lib/stats.js";
@@ -52,13 +40,9 @@ import { syntheticQueries } from "./lib/synthetic.js";
 import { alignedTable } from "./lib/table.js";
 
 const container = "bench-1";
-const insertBatch = 1000;
 const limit = 10;
-// The built-in model's identity: the loaded index must be the one the server's model would have built.
-const useLite: EmbeddingModelInfo = { provider: "use-lite", model: "universal-sentence-encoder-lite", dimensions: 512 };
 const dayMs = 24 * 3600 * 1000;
 
-type Backend = "postgres" | "pglite";
 
 interface Options {
   sizes: number[];
@@ -97,117 +81,6 @@ function parseOptions(argv: string[]): Options {
     timeoutS: positiveOption("timeout", values.timeout),
     databaseUrl: values["database-url"],
   };
-}
-
-/** Resident memory of a process in MB, from /proc/<pid>/status. */
-function rssMb(pid: number | "self"): number {
-  const m = /VmRSS:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-  return m ? Math.round(Number(m[1]) / 1024) : Number.NaN;
-}
-
-const load1m = () => Number(loadavg()[0]!.toFixed(2));
-
-/** Where one backend's data lives across sizes. */
-interface Store {
-  backend: Backend;
-  dataDir: string;
-  databaseUrl: string | undefined;
-  /** Creation times are spread over the year before this instant. */
-  now: number;
-  stored: number;
-}
-
-interface LoadResult {
-  from: number;
-  to: number;
-  /** Rows actually loaded: less than `to` when the load limit stopped it. */
-  loaded: number;
-  insertS: number;
-  /** Until the last indexing job was written to LanceDB (indexing runs beside the inserts). */
-  indexedS: number;
-  optimizeS: number;
-  analyseS: number;
-  totalS: number;
-  memoriesPerS: number;
-  /** Minutes the whole size would take at this rate, when the load limit stopped it. */
-  projectedMinutes?: number;
-  loaderRssMb: number;
-  loadAvg1m: number;
-}
-
-const silentLog = pino({ level: "silent" });
-
-async function openStore(store: Store): Promise<Database> {
-  return openDatabase({ databaseUrl: store.databaseUrl, dataDir: store.dataDir, poolSize: 4 });
-}
-
-/** Adds memories [store.stored, target) through insertMemories and the indexer; see the header. */
-async function loadTo(store: Store, target: number, limitS: number): Promise<LoadResult> {
-  const from = store.stored;
-  const t0 = performance.now();
-  const db = await openStore(store);
-  const config = { VECTOR_BACKEND: "lancedb" as const, LANCEDB_URI: undefined, DATA_DIR: store.dataDir };
-  let vectors: Awaited<ReturnType<typeof openVectorIndex>> | undefined;
-  try {
-    await migrate(db);
-    await checkIndexState(db, useLite, "lancedb", lanceLocationOf(config));
-    vectors = await openVectorIndex(config, db, useLite.dimensions);
-    const workspaceId = await ensureWorkspace(db, newId("ws"), "bench");
-    const never = Number.MAX_SAFE_INTEGER;
-    const indexer = createIndexer(db, vectors, hashingEmbedder(useLite), silentLog, { batchSize: 5000, pollMs: never, optimizeEvery: never, idleOptimizeMs: never }, () => false);
-    const ids = { workspaceId, keyId: "key_bench_loader", container };
-    let loaded = from;
-    let projectedMinutes: number | undefined;
-    for (let start = from; start < target; start += insertBatch) {
-      const records = Array.from({ length: Math.min(insertBatch, target - start) }, (_, k) => scaleMemory(start + k, { ...ids, id: newId("mem") }, store.now));
-      for (const r of records) r.contentTokens = countTokens(r.content);
-      await insertMemories(db, records, new Map(records.map((r) => [r.id, hashVector(r.content, useLite.dimensions)])));
-      loaded = start + records.length;
-      // The indexer follows the inserts; drains coalesce, so this never queues more than one.
-      if ((loaded - from) % 20_000 === 0) indexer.drain().catch((err: unknown) => console.error("indexing failed:", err));
-      if ((loaded - from) % 50_000 === 0) {
-        const elapsedS = (performance.now() - t0) / 1000;
-        const rate = (loaded - from) / elapsedS;
-        console.error(`  ${store.backend}: ${loaded} memories, ${rate.toFixed(0)}/s, load ${load1m()}`);
-        const projectedS = (target - from) / rate;
-        if (projectedS > limitS) {
-          projectedMinutes = projectedS / 60;
-          console.error(`  stopping: ${target} would take ${projectedMinutes.toFixed(1)} min at this rate, over the limit`);
-          break;
-        }
-      }
-    }
-    const insertS = (performance.now() - t0) / 1000;
-    await indexer.drain();
-    const indexedS = (performance.now() - t0) / 1000;
-    await indexer.stop();
-    const t1 = performance.now();
-    await vectors.optimize();
-    const optimizeS = (performance.now() - t1) / 1000;
-    const t2 = performance.now();
-    await db.maintain();
-    if (db.kind === "postgres") await db.query("analyze");
-    const analyseS = (performance.now() - t2) / 1000;
-    store.stored = loaded;
-    const totalS = (performance.now() - t0) / 1000;
-    return {
-      from,
-      to: target,
-      loaded,
-      insertS,
-      indexedS,
-      optimizeS,
-      analyseS,
-      totalS,
-      memoriesPerS: (loaded - from) / totalS,
-      ...(projectedMinutes === undefined ? {} : { projectedMinutes }),
-      loaderRssMb: rssMb("self"),
-      loadAvg1m: load1m(),
-    };
-  } finally {
-    await vectors?.close();
-    await db.close();
-  }
 }
 
 interface Measure {
@@ -323,7 +196,7 @@ async function runBackend(backend: Backend, options: Options, queries: () => str
   const results: SizeResult[] = [];
   for (const requested of options.sizes) {
     console.error(`${backend}: loading to ${requested} memories…`);
-    const load = await loadTo(store, requested, options.loadLimitS);
+    const load = await loadTo(store, requested, options.loadLimitS, container);
     console.error(
       `  loaded ${load.loaded - load.from} in ${load.totalS.toFixed(0)} s (${load.memoriesPerS.toFixed(0)}/s; inserts ${load.insertS.toFixed(0)} s, ` +
         `indexed ${load.indexedS.toFixed(0)} s, optimize ${load.optimizeS.toFixed(0)} s, analyse ${load.analyseS.toFixed(0)} s), load ${load.loadAvg1m}`,
@@ -340,20 +213,10 @@ async function runBackend(backend: Backend, options: Options, queries: () => str
       await server.stop();
     }
     // The server's creates are part of the data from now on.
-    store.stored = (await countMemories(store)) ?? store.stored;
+    store.stored = await countMemories(store);
     if (load.projectedMinutes !== undefined) break;
   }
   return results;
-}
-
-async function countMemories(store: Store): Promise<number | undefined> {
-  const db = await openStore(store);
-  try {
-    const [row] = await db.query<{ n: string }>("select count(*)::text as n from memories");
-    return row ? Number(row.n) : undefined;
-  } finally {
-    await db.close();
-  }
 }
 
 const ms = (v: number) => (Number.isNaN(v) ? "-" : v.toFixed(1));
