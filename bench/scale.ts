@@ -3,6 +3,7 @@
 //
 //   npx tsx bench/scale.ts [--sizes 100000,300000,1000000] [--backends postgres,pglite] [--duration 10]
 //                          [--concurrency 8] [--load-limit-minutes 20] [--timeout 7200] [--database-url postgres://…]
+//                          [--server-env NAME=value …]
 //
 // Load (in this process, sizes ascending, each size adding to the last): memories are built by
 // bench/lib/scale-data.ts and written by insertMemories (src/memories/memory-store.ts: the statement every
@@ -52,6 +53,8 @@ interface Options {
   loadLimitS: number;
   timeoutS: number;
   databaseUrl: string | undefined;
+  /** Added to the server's environment, e.g. to compare a setting. */
+  serverEnv: Record<string, string>;
 }
 
 function parseOptions(argv: string[]): Options {
@@ -65,6 +68,7 @@ function parseOptions(argv: string[]): Options {
       "load-limit-minutes": { type: "string", default: "20" },
       timeout: { type: "string", default: "7200" },
       "database-url": { type: "string" },
+      "server-env": { type: "string", multiple: true, default: [] },
     },
   });
   const backends = values.backends.split(",").map((b) => b.trim());
@@ -80,6 +84,13 @@ function parseOptions(argv: string[]): Options {
     loadLimitS: 60 * positiveOption("load-limit-minutes", values["load-limit-minutes"]),
     timeoutS: positiveOption("timeout", values.timeout),
     databaseUrl: values["database-url"],
+    serverEnv: Object.fromEntries(
+      values["server-env"].map((pair) => {
+        const eq = pair.indexOf("=");
+        if (eq < 1) throw new Error(`--server-env must be NAME=value, got "${pair}"`);
+        return [pair.slice(0, eq), pair.slice(eq + 1)];
+      }),
+    ),
   };
 }
 
@@ -202,7 +213,7 @@ async function runBackend(backend: Backend, options: Options, queries: () => str
         `indexed ${load.indexedS.toFixed(0)} s, optimize ${load.optimizeS.toFixed(0)} s, analyse ${load.analyseS.toFixed(0)} s), load ${load.loadAvg1m}`,
     );
     const t0 = performance.now();
-    const server = await startServer(databaseUrl, { DATA_DIR: dataDir });
+    const server = await startServer(databaseUrl, { DATA_DIR: dataDir, ...options.serverEnv });
     const serverStartS = (performance.now() - t0) / 1000;
     try {
       const key = await server.createKey("bench", container);
