@@ -88,6 +88,10 @@ const envSchema = z.object({
   VECTOR_BACKEND: z.enum(["lancedb", "pgvector"]).default("lancedb"),
   /** LanceDB location: a directory (default DATA_DIR/lance) or an object store URI such as s3://bucket/path. */
   LANCEDB_URI: z.string().min(1).optional(),
+  /** LanceDB's cache of index data (IVF partitions, full-text and scalar index pages); LanceDB's own default is 6 GB. */
+  LANCEDB_INDEX_CACHE_BYTES: z.coerce.number().int().min(0).default(512 * 1024 * 1024),
+  /** LanceDB's cache of file metadata and schemas; LanceDB's own default is 1 GB. */
+  LANCEDB_METADATA_CACHE_BYTES: z.coerce.number().int().min(0).default(64 * 1024 * 1024),
 
   /** A JSON file of plans ({"name": {memoriesStored, recallsPerMonth, costUnitsPerMonth, rate, keyRateOverrides}}). */
   PLANS_FILE: z.string().min(1).optional(),

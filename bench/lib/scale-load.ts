@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import pino from "pino";
 import { ensureWorkspace } from "../../src/accounts/key-store.js";
+import { loadConfig } from "../../src/config.js";
 import { openDatabase, type Database } from "../../src/db/database.js";
 import { migrate } from "../../src/db/migrations.js";
 import type { EmbeddingModelInfo } from "../../src/embeddings/embedder.js";
@@ -69,7 +70,8 @@ export async function loadTo(store: Store, target: number, limitS: number, conta
   const from = store.stored;
   const t0 = performance.now();
   const db = await openStore(store);
-  const config = { VECTOR_BACKEND: "lancedb" as const, LANCEDB_URI: undefined, DATA_DIR: store.dataDir };
+  // The server's defaults, as the server that later opens this data has them.
+  const config = { ...loadConfig({}), VECTOR_BACKEND: "lancedb" as const, LANCEDB_URI: undefined, DATA_DIR: store.dataDir };
   let vectors: Awaited<ReturnType<typeof openVectorIndex>> | undefined;
   try {
     await migrate(db);

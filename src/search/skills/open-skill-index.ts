@@ -7,7 +7,7 @@ import type { SkillVectorIndex } from "./skill-vector-index.js";
 
 /** Opens the skills collection on the configured backend, where the memories' vector index lives. */
 export async function openSkillIndex(
-  config: Pick<Config, "VECTOR_BACKEND" | "LANCEDB_URI" | "DATA_DIR">,
+  config: Pick<Config, "VECTOR_BACKEND" | "LANCEDB_URI" | "DATA_DIR" | "LANCEDB_INDEX_CACHE_BYTES" | "LANCEDB_METADATA_CACHE_BYTES">,
   db: Database,
   dimensions: number,
 ): Promise<SkillVectorIndex> {
@@ -16,10 +16,12 @@ export async function openSkillIndex(
     return openPgvectorSkillIndex(db, dimensions);
   }
   const { openLanceSkillIndex } = await import("./lancedb-skill-index.js");
-  if (config.LANCEDB_URI) return openLanceSkillIndex({ uri: config.LANCEDB_URI, dimensions });
-  if (!config.DATA_DIR.startsWith("memory://")) return openLanceSkillIndex({ uri: path.resolve(config.DATA_DIR, "lance"), dimensions });
+  const { lanceSession } = await import("../vector/lance-session.js");
+  const session = lanceSession({ index: config.LANCEDB_INDEX_CACHE_BYTES, metadata: config.LANCEDB_METADATA_CACHE_BYTES });
+  if (config.LANCEDB_URI) return openLanceSkillIndex({ uri: config.LANCEDB_URI, dimensions, session });
+  if (!config.DATA_DIR.startsWith("memory://")) return openLanceSkillIndex({ uri: path.resolve(config.DATA_DIR, "lance"), dimensions, session });
   const scratch = await mkdtemp(path.join(os.tmpdir(), "agentmem-lance-skills-"));
-  const index = await openLanceSkillIndex({ uri: scratch, dimensions });
+  const index = await openLanceSkillIndex({ uri: scratch, dimensions, session });
   return {
     ...index,
     async close() {

@@ -27,7 +27,7 @@ export function lanceLocationOf(config: LanceConfig): string {
  * that close() removes.
  */
 export async function openVectorIndex(
-  config: Pick<Config, "VECTOR_BACKEND" | "LANCEDB_URI" | "DATA_DIR">,
+  config: Pick<Config, "VECTOR_BACKEND" | "LANCEDB_URI" | "DATA_DIR" | "LANCEDB_INDEX_CACHE_BYTES" | "LANCEDB_METADATA_CACHE_BYTES">,
   db: Database,
   dimensions: number,
 ): Promise<VectorIndex> {
@@ -37,10 +37,12 @@ export async function openVectorIndex(
   }
   // Imported on demand: the LanceDB native module is large and unused with pgvector.
   const { openLanceIndex } = await import("./lancedb-index.js");
+  const { lanceSession } = await import("./lance-session.js");
+  const session = lanceSession({ index: config.LANCEDB_INDEX_CACHE_BYTES, metadata: config.LANCEDB_METADATA_CACHE_BYTES });
   const location = lanceLocationOf(config);
-  if (location !== ephemeralLocation) return openLanceIndex({ uri: location, dimensions });
+  if (location !== ephemeralLocation) return openLanceIndex({ uri: location, dimensions, session });
   const scratch = await mkdtemp(path.join(os.tmpdir(), "agentmem-lance-"));
-  const index = await openLanceIndex({ uri: scratch, dimensions });
+  const index = await openLanceIndex({ uri: scratch, dimensions, session });
   return {
     ...index,
     async close() {
