@@ -185,9 +185,17 @@ async function main(): Promise<number> {
   const fresh = () => queries[q++ % queries.length]!;
   const samples: Sample[] = [];
   const breakdown: Sample[] = [];
+  const file = path.join(resultsDir, "memory-footprint.json");
+  let ingestS = 0;
+  // Written after every reading, so a run that fails later keeps what it measured.
+  const save = async (extra: Record<string, unknown> = {}) =>
+    writeFile(file, JSON.stringify({ run: { ...run, ingestS, loadAvg1mNow: load1m(), caveat }, samples, breakdown, ...extra }, null, 2) + "\n");
+  const record = async (list: Sample[], s: Sample) => {
+    list.push(s);
+    await save();
+  };
 
   const where = await storage(options);
-  let ingestS = 0;
   if (options.ingest === "bulk") {
     console.error(`loading ${options.memories} memories in bulk…`);
     ingestS = (await loadTo({ backend: options.backend, ...where, now: Date.now(), stored: 0 }, options.memories, 3600, container)).totalS;
@@ -196,14 +204,14 @@ async function main(): Promise<number> {
   const server = await start(options, where);
   const key = await server.createKey("bench", container);
   await settle(5);
-  samples.push(await sample(server, options.ingest === "bulk" ? `idle on ${options.memories} memories loaded in bulk` : "idle"));
+  await record(samples, await sample(server, options.ingest === "bulk" ? `idle on ${options.memories} memories loaded in bulk` : "idle"));
   if (options.heapSnapshots) await heapSnapshot(server);
 
   if (options.ingest === "api") {
     console.error(`ingesting ${options.memories} memories over REST…`);
     ingestS = await ingestThroughApi(server, key, options.memories);
     await settle(15);
-    samples.push(await sample(server, `after ingesting ${options.memories}`));
+    await record(samples, await sample(server, `after ingesting ${options.memories}`));
   }
 
   console.error("recall phases…");
@@ -211,14 +219,14 @@ async function main(): Promise<number> {
     for (const c of [1, 8]) await recallPhase(server, key, mode, c, options.durationS, fresh);
   }
   await settle(5);
-  samples.push(await sample(server, "after the recall phases"));
+  await record(samples, await sample(server, "after the recall phases"));
 
   if (options.soakMinutes > 0) {
     console.error(`soak: ${options.soakMinutes} min of hybrid recall at concurrency 4…`);
     const repeated = queries.slice(0, 200);
     for (let minute = 1; minute <= options.soakMinutes; minute++) {
       await recallPhase(server, key, "hybrid", 4, 60, (i) => (i % 10 === 0 ? repeated[i % repeated.length]! : fresh()));
-      samples.push(await sample(server, `soak minute ${minute}`));
+      await record(samples, await sample(server, `soak minute ${minute}`));
     }
   }
   if (options.heapSnapshots) await heapSnapshot(server);
@@ -233,7 +241,7 @@ async function main(): Promise<number> {
     ] as const) {
       const fresh = await start(options, await storage(options), env);
       await settle(5);
-      breakdown.push(await sample(fresh, label));
+      await record(breakdown, await sample(fresh, label));
       await fresh.stop();
     }
   }
@@ -252,8 +260,7 @@ async function main(): Promise<number> {
       `Note: ${caveat}`,
     ].join("\n"),
   );
-  const file = path.join(resultsDir, "memory-footprint.json");
-  await writeFile(file, JSON.stringify({ run: { ...run, ingestS, loadAvg1mAfter: load1m(), caveat }, samples, breakdown, soak: soakRange ?? null }, null, 2) + "\n");
+  await save({ soak: soakRange ?? null });
   console.log(`\nwritten to ${file}`);
   return 0;
 }
