@@ -114,13 +114,14 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     dataDir: config.DATA_DIR,
     poolSize: config.DATABASE_POOL_SIZE,
     vector: config.VECTOR_BACKEND === "pgvector",
+    pgliteSharedBuffersBytes: config.PGLITE_SHARED_BUFFERS_BYTES,
   });
   const opened: Array<{ close(): Promise<void> }> = [db];
   try {
     await migrate(db);
     const model = await createEmbedder(config);
     // Written texts are embedded on the write path and again by the indexer; queries have their own cache.
-    const embedder: Embedder = cachingEmbedder(model, config.EMBEDDING_WRITE_CACHE_SIZE);
+    const embedder: Embedder = cachingEmbedder(model, config.EMBEDDING_WRITE_CACHE_BYTES);
     opened.unshift(embedder);
     // Checked before the index is opened, so a refused node creates nothing at its own location.
     const lanceLocation = config.VECTOR_BACKEND === "lancedb" ? lanceLocationOf(config) : undefined;
@@ -129,7 +130,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     opened.unshift(vectors);
     const skillIndex = await openSkillIndex(config, db, embedder.info.dimensions);
     opened.unshift(skillIndex);
-    const auth = createAuthenticator(db, config.AGENTMEM_ADMIN_KEY, config.AUTH_CACHE_TTL_MS);
+    const auth = createAuthenticator(db, config.AGENTMEM_ADMIN_KEY, config.AUTH_CACHE_TTL_MS, config.AUTH_CACHE_BYTES);
     const rateLimits: RateLimitStore | null =
       config.RATE_LIMIT_STORE === "off" ? null : config.RATE_LIMIT_STORE === "postgres" ? postgresRateLimitStore(db) : memoryRateLimitStore();
     if (rateLimits) opened.unshift(rateLimits);
@@ -161,7 +162,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     const traces = createTraceStore(db, fastify.log);
     const usage = usageMeter(db, config.plans);
     const guard = { auth, log: fastify.log, admission };
-    const embedQuery = cachedQueryEmbedder(model, config.EMBEDDING_CACHE_SIZE);
+    const embedQuery = cachedQueryEmbedder(model, config.EMBEDDING_CACHE_BYTES);
     const recall = recallService({
       db,
       vectors,

@@ -14,6 +14,13 @@ const envSchema = z.object({
     .regex(/^postgres(ql)?:\/\//, "must be a postgres:// or postgresql:// URL")
     .optional(),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  /** PGlite's shared_buffers: it is all resident from the start (PostgreSQL's default of 128 MB cost 104 MB of RSS more than 16 MB). */
+  PGLITE_SHARED_BUFFERS_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024 * 1024)
+    .max(1024 * 1024 * 1024)
+    .default(32 * 1024 * 1024),
   AGENTMEM_ADMIN_KEY: z.string().min(16, "must be at least 16 characters").optional(),
   LOG_LEVEL: z.enum(logLevels).default("info"),
   /** json: one JSON object a line (for log collectors); pretty: coloured, human-readable lines. */
@@ -24,6 +31,8 @@ const envSchema = z.object({
   BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(4 * 1024 * 1024),
   /** How long a verified API key is trusted before it is looked up again (revocation delay on other nodes). */
   AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).default(5000),
+  /** Bytes of verified keys kept in memory (about 400 bytes a key). */
+  AUTH_CACHE_BYTES: z.coerce.number().int().min(0).default(4 * 1024 * 1024),
   /**
    * How long a client may take to send a request body, on every transport; then the request fails and
    * its stream is closed. At most Node's own HTTP/1.1 request timeout (5 minutes), which answers without a body.
@@ -47,10 +56,10 @@ const envSchema = z.object({
   EMBEDDING_WORKERS: z.coerce.number().int().min(1).max(64).optional(),
   /** Threads each of those processes runs the model on; default one per core, at most two. */
   EMBEDDING_THREADS: z.coerce.number().int().min(1).max(64).optional(),
-  /** Query embeddings kept in memory, so repeated queries skip the model. */
-  EMBEDDING_CACHE_SIZE: z.coerce.number().int().min(0).default(10_000),
-  /** Vectors of recently written texts kept in memory, so the indexer does not embed them again. */
-  EMBEDDING_WRITE_CACHE_SIZE: z.coerce.number().int().min(0).default(4096),
+  /** Bytes of query embeddings (vector and text) kept in memory, so repeated queries skip the model; 0 disables. */
+  EMBEDDING_CACHE_BYTES: z.coerce.number().int().min(0).default(16 * 1024 * 1024),
+  /** Bytes of vectors of recently written texts (vector and text) kept, so detection and the indexer embed a text once; 0 disables. */
+  EMBEDDING_WRITE_CACHE_BYTES: z.coerce.number().int().min(0).default(16 * 1024 * 1024),
 
   /** Check new and edited memories for contradictions with active ones (embeds on the write path). */
   CONTRADICTIONS_ENABLED: z.enum(["true", "false"]).default("true").transform((v) => v === "true"),
@@ -87,6 +96,10 @@ const envSchema = z.object({
   LANCEDB_URI: z.string().min(1).optional(),
   /** How stale a node's view of the LanceDB index may be (other nodes' writes); default 0 for a directory, 1000 for object storage. */
   LANCEDB_READ_CONSISTENCY_MS: z.coerce.number().int().min(0).max(60_000).optional(),
+  /** LanceDB's cache of index data (IVF partitions, full-text and scalar index pages); LanceDB's own default is 6 GB. */
+  LANCEDB_INDEX_CACHE_BYTES: z.coerce.number().int().min(0).default(512 * 1024 * 1024),
+  /** LanceDB's cache of file metadata and schemas; LanceDB's own default is 1 GB. */
+  LANCEDB_METADATA_CACHE_BYTES: z.coerce.number().int().min(0).default(64 * 1024 * 1024),
 
   /** A JSON file of plans ({"name": {memoriesStored, recallsPerMonth, costUnitsPerMonth, rate, keyRateOverrides}}). */
   PLANS_FILE: z.string().min(1).optional(),
@@ -116,6 +129,22 @@ const envSchema = z.object({
   /** The built web console served at /console; default dist/console of this installation (`npm run build`). */
   CONSOLE_DIR: z.string().min(1).optional(),
 });
+
+/**
+ * Variables that capped caches by entries: an entry's size varies a hundredfold with its text, so caches are
+ * capped by bytes now. A deployment still setting one is told which variable replaced it, rather than having
+ * it ignored.
+ */
+const replacedVariables: Record<string, string> = {
+  EMBEDDING_CACHE_SIZE: "EMBEDDING_CACHE_BYTES",
+  EMBEDDING_WRITE_CACHE_SIZE: "EMBEDDING_WRITE_CACHE_BYTES",
+};
+
+function replacedVariableIssues(env: Record<string, string | undefined>): string[] {
+  return Object.entries(replacedVariables)
+    .filter(([old]) => env[old] !== undefined)
+    .map(([old, now]) => `  ${old}: no longer read; caches are capped in bytes: set ${now} (e.g. 16777216; a 512-d query vector with its text takes about 2.5 KB)`);
+}
 
 /** Plans from PLANS_FILE, PLANS or the built-ins, validated; issues are reported under the variable's name. */
 function readPlans(env: z.output<typeof envSchema>, ctx: z.RefinementCtx): PlanCatalog {
@@ -165,9 +194,7 @@ export class ConfigError extends Error {
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
   const parsed = configSchema.safeParse(cleaned);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
-    throw new ConfigError(`invalid configuration:\n${lines.join("\n")}`);
-  }
+  const lines = [...replacedVariableIssues(cleaned), ...(parsed.success ? [] : parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`))];
+  if (lines.length > 0 || !parsed.success) throw new ConfigError(`invalid configuration:\n${lines.join("\n")}`);
   return parsed.data;
 }

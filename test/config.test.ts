@@ -23,6 +23,13 @@ describe("configuration", () => {
     expect(message).toContain("postgres://");
   });
 
+  it("refuses the cache sizes counted in entries, naming the byte caps that replaced them", () => {
+    expect(() => loadConfig({ EMBEDDING_CACHE_SIZE: "10000", EMBEDDING_WRITE_CACHE_SIZE: "4096" })).toThrow(
+      /EMBEDDING_CACHE_SIZE: no longer read.*EMBEDDING_CACHE_BYTES[\s\S]*EMBEDDING_WRITE_CACHE_SIZE: no longer read.*EMBEDDING_WRITE_CACHE_BYTES/,
+    );
+    expect(loadConfig({})).toMatchObject({ EMBEDDING_CACHE_BYTES: 16 * 1024 * 1024, EMBEDDING_WRITE_CACHE_BYTES: 16 * 1024 * 1024, AUTH_CACHE_BYTES: 4 * 1024 * 1024 });
+  });
+
   it("stops the server at start with the message and a non-zero exit", async () => {
     const result = await promisify(execFile)("npx", ["tsx", "src/main.ts"], {
       env: { ...process.env, PORT: "99999" },

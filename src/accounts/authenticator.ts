@@ -1,4 +1,5 @@
 import type { Database } from "../db/database.js";
+import { ByteLru, entryOverheadBytes, stringBytes } from "../embeddings/lru.js";
 import { apiError } from "../errors/api-error.js";
 import { hashSecret, secretsEqual } from "./key-secret.js";
 import { findActiveKeyByHash } from "./key-store.js";
@@ -22,12 +23,18 @@ const bootstrapAdmin: Principal = {
   plan: null,
   rateOverride: null,
 };
-const maxCachedKeys = 10_000;
+interface Verified {
+  principal: Principal;
+  until: number;
+}
 
-export function createAuthenticator(db: Database, adminSecret: string | undefined, cacheTtlMs: number): Authenticator {
+// A principal's strings and its rate overrides (any JSON an admin gave the key) measured as JSON text.
+const verifiedBytes = (hash: string, v: Verified) => entryOverheadBytes * 2 + stringBytes(hash) + stringBytes(JSON.stringify(v.principal));
+
+export function createAuthenticator(db: Database, adminSecret: string | undefined, cacheTtlMs: number, cacheBytes: number): Authenticator {
   const adminHash = adminSecret ? hashSecret(adminSecret) : null;
   // Verified keys by secret hash; bounded, and short-lived so revocation on another node applies quickly.
-  const cache = new Map<string, { principal: Principal; until: number }>();
+  const cache = new ByteLru<string, Verified>(cacheBytes, verifiedBytes);
 
   return {
     async authenticate(headers) {
@@ -57,15 +64,14 @@ export function createAuthenticator(db: Database, adminSecret: string | undefine
         rateOverride: row.rate_limits,
       };
       const until = Math.min(now + cacheTtlMs, row.expires_at?.getTime() ?? Infinity);
-      if (cache.size >= maxCachedKeys) cache.delete(cache.keys().next().value!);
       cache.set(cacheKey, { principal, until });
       return principal;
     },
     forget(keyId) {
-      for (const [k, v] of cache) if (v.principal.keyId === keyId) cache.delete(k);
+      cache.deleteWhere((v) => v.principal.keyId === keyId);
     },
     forgetWorkspace(workspace) {
-      for (const [k, v] of cache) if (v.principal.workspace === workspace) cache.delete(k);
+      cache.deleteWhere((v) => v.principal.workspace === workspace);
     },
   };
 }

@@ -20,6 +20,8 @@ export interface DatabaseOptions {
   poolSize: number;
   /** Loads pgvector into PGlite (a server must have it installed). */
   vector?: boolean;
+  /** PGlite's shared_buffers (a server sets its own). */
+  pgliteSharedBuffersBytes?: number;
 }
 
 /** Opens the configured backend: a Postgres server when a URL is given, otherwise PGlite in dataDir. */
@@ -29,5 +31,5 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     return openPostgres(options.databaseUrl, options.poolSize);
   }
   const { openPglite } = await import("./pglite.js");
-  return openPglite(options.dataDir, { vector: options.vector ?? false });
+  return openPglite(options.dataDir, { vector: options.vector ?? false, sharedBuffersBytes: options.pgliteSharedBuffersBytes });
 }

@@ -1,14 +1,18 @@
 import type { Embedder } from "./embedder.js";
-import { Lru } from "./lru.js";
+import { ByteLru, entryOverheadBytes, stringBytes } from "./lru.js";
 
 /**
- * An embedder that remembers the vectors of recent texts (LRU by exact text), so a text embedded on the
- * write path (contradiction candidates) is not embedded again by the indexer moments later. Only the
- * texts missing from the cache reach the model, in one call. size 0 disables the cache.
+ * An embedder that remembers the vectors of recent texts (LRU by exact text, capped at maxBytes of text
+ * and vector), so a text embedded on the write path (contradiction candidates) is not embedded again by
+ * the indexer moments later. Only the texts missing from the cache reach the model, in one call.
+ * maxBytes 0 disables the cache.
  */
-export function cachingEmbedder(embedder: Embedder, size: number): Embedder {
-  if (size <= 0) return embedder;
-  const cache = new Lru<string, Float32Array>(size);
+export function cachingEmbedder(embedder: Embedder, maxBytes: number): Embedder {
+  if (maxBytes <= 0) return embedder;
+  const cache = new ByteLru<string, Float32Array>(maxBytes, (text, vector) =>
+    // The whole buffer: a vector that is a view into a batch's output would keep all of it alive.
+    entryOverheadBytes + stringBytes(text) + vector.buffer.byteLength,
+  );
   return {
     info: embedder.info,
     async embed(texts) {

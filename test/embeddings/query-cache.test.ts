@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Embedder } from "../../src/embeddings/embedder.js";
+import { entryOverheadBytes } from "../../src/embeddings/lru.js";
 import { cachedQueryEmbedder } from "../../src/embeddings/query-cache.js";
 
 /** Embeds a text as [its length], counting every text the model sees. */
@@ -19,7 +20,7 @@ function countingEmbedder(): Embedder & { seen: string[] } {
 describe("cachedQueryEmbedder", () => {
   it("calls the model once for a repeated query", async () => {
     const model = countingEmbedder();
-    const embedQuery = cachedQueryEmbedder(model, 10);
+    const embedQuery = cachedQueryEmbedder(model, 4096);
     const first = await embedQuery("where is the config?");
     const second = await embedQuery("where is the config?");
     expect(second).toBe(first);
@@ -28,14 +29,15 @@ describe("cachedQueryEmbedder", () => {
 
   it("shares one model call between concurrent identical queries", async () => {
     const model = countingEmbedder();
-    const embedQuery = cachedQueryEmbedder(model, 10);
+    const embedQuery = cachedQueryEmbedder(model, 4096);
     await Promise.all([embedQuery("same"), embedQuery("same")]);
     expect(model.seen).toEqual(["same"]);
   });
 
   it("evicts the least recently used query", async () => {
     const model = countingEmbedder();
-    const embedQuery = cachedQueryEmbedder(model, 2);
+    // Room for two one-letter queries: each is counted as its overhead, its text and its 1-d vector.
+    const embedQuery = cachedQueryEmbedder(model, 2 * (entryOverheadBytes + 2 + 4));
     await embedQuery("a");
     await embedQuery("b");
     await embedQuery("a"); // a is now more recent than b
@@ -65,7 +67,7 @@ describe("cachedQueryEmbedder", () => {
       },
       close: async () => {},
     };
-    const embedQuery = cachedQueryEmbedder(flaky, 10);
+    const embedQuery = cachedQueryEmbedder(flaky, 4096);
     await expect(embedQuery("q")).rejects.toThrow("down");
     expect(await embedQuery("q")).toEqual(Float32Array.of(1));
   });

@@ -1,4 +1,4 @@
-import { connect, Index, type Table as LanceTable } from "@lancedb/lancedb";
+import { connect, Index, type Session, type Table as LanceTable } from "@lancedb/lancedb";
 import { Bool, Field, FixedSizeList, Float32, List, RecordBatch, Schema, Struct, Table, Utf8, makeData, vectorFromArray, type DataType } from "apache-arrow";
 import { idIn } from "../vector/lance-filter.js";
 import { checkDimensions } from "../vector/records.js";
@@ -89,11 +89,18 @@ async function addMarketplaceColumn(table: LanceTable): Promise<void> {
 const versionRetentionMs = 2 * 60_000;
 
 /** The skills collection in LanceDB: its own table next to the memories'. */
-export async function openLanceSkillIndex(options: { uri: string; dimensions: number; readConsistencySeconds?: number }): Promise<SkillVectorIndex> {
+export async function openLanceSkillIndex(options: {
+  uri: string;
+  dimensions: number;
+  readConsistencySeconds?: number;
+  session?: Session;
+}): Promise<SkillVectorIndex> {
   const { dimensions } = options;
   const schema = skillSchema(dimensions);
+  // The session goes in the options: connect(uri, options, session) drops its third argument (0.37.1).
   const connection = await connect(options.uri, {
     readConsistencyInterval: options.readConsistencySeconds ?? defaultReadConsistencySeconds(options.uri),
+    ...(options.session ? { session: options.session } : {}),
   });
   const name = `skills_v1_${dimensions}`;
   // Nodes creating the table together are each told it exists once its first version is committed (a

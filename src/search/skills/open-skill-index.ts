@@ -8,7 +8,10 @@ import type { SkillVectorIndex } from "./skill-vector-index.js";
 
 /** Opens the skills collection on the configured backend, where the memories' vector index lives. */
 export async function openSkillIndex(
-  config: Pick<Config, "VECTOR_BACKEND" | "LANCEDB_URI" | "DATA_DIR" | "LANCEDB_READ_CONSISTENCY_MS">,
+  config: Pick<
+    Config,
+    "VECTOR_BACKEND" | "LANCEDB_URI" | "DATA_DIR" | "LANCEDB_READ_CONSISTENCY_MS" | "LANCEDB_INDEX_CACHE_BYTES" | "LANCEDB_METADATA_CACHE_BYTES"
+  >,
   db: Database,
   dimensions: number,
 ): Promise<SkillVectorIndex> {
@@ -17,13 +20,15 @@ export async function openSkillIndex(
     return openPgvectorSkillIndex(db, dimensions);
   }
   const { openLanceSkillIndex } = await import("./lancedb-skill-index.js");
+  const { lanceSession } = await import("../vector/lance-session.js");
+  const session = lanceSession({ index: config.LANCEDB_INDEX_CACHE_BYTES, metadata: config.LANCEDB_METADATA_CACHE_BYTES });
   const readConsistencySeconds = readConsistencyMsOf(config) / 1000;
-  if (config.LANCEDB_URI) return openLanceSkillIndex({ uri: config.LANCEDB_URI, dimensions, readConsistencySeconds });
+  if (config.LANCEDB_URI) return openLanceSkillIndex({ uri: config.LANCEDB_URI, dimensions, readConsistencySeconds, session });
   if (!config.DATA_DIR.startsWith("memory://")) {
-    return openLanceSkillIndex({ uri: path.resolve(config.DATA_DIR, "lance"), dimensions, readConsistencySeconds });
+    return openLanceSkillIndex({ uri: path.resolve(config.DATA_DIR, "lance"), dimensions, readConsistencySeconds, session });
   }
   const scratch = await mkdtemp(path.join(os.tmpdir(), "agentmem-lance-skills-"));
-  const index = await openLanceSkillIndex({ uri: scratch, dimensions, readConsistencySeconds });
+  const index = await openLanceSkillIndex({ uri: scratch, dimensions, readConsistencySeconds, session });
   return {
     ...index,
     async close() {

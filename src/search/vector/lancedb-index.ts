@@ -1,4 +1,4 @@
-import { connect, Index, MatchQuery, type Table } from "@lancedb/lancedb";
+import { connect, Index, MatchQuery, type Session, type Table } from "@lancedb/lancedb";
 import { lanceAnalyser } from "../analyser.js";
 import { inFlightGate } from "./in-flight-gate.js";
 import { defaultReadConsistencySeconds } from "./lance-consistency.js";
@@ -20,6 +20,8 @@ export interface LanceIndexOptions {
    * own writes at once); default defaultReadConsistencySeconds(uri).
    */
   readConsistencySeconds?: number;
+  /** The caches this connection shares (lance-session.ts); LanceDB's own default is 6 GB + 1 GB per connection. */
+  session?: Session;
 }
 
 const defaultAnnThreshold = 50_000;
@@ -64,8 +66,10 @@ export async function openLanceIndex(options: LanceIndexOptions): Promise<Vector
   const { dimensions } = options;
   const annThreshold = options.annThreshold ?? defaultAnnThreshold;
   const schema = lanceSchema(dimensions);
+  // The session goes in the options: connect(uri, options, session) drops its third argument (0.37.1).
   const connection = await connect(options.uri, {
     readConsistencyInterval: options.readConsistencySeconds ?? defaultReadConsistencySeconds(options.uri),
+    ...(options.session ? { session: options.session } : {}),
   });
   // Several nodes may open one location at the same moment: every step tolerates a concurrent twin.
   for (const name of await connection.tableNames()) {

@@ -10,7 +10,10 @@ import type { VectorIndex } from "./vector-index.js";
 export const ephemeralLocation = "ephemeral";
 
 type LanceConfig = Pick<Config, "LANCEDB_URI" | "DATA_DIR">;
-type IndexConfig = Pick<Config, "VECTOR_BACKEND" | "LANCEDB_URI" | "DATA_DIR" | "LANCEDB_READ_CONSISTENCY_MS">;
+type IndexConfig = Pick<
+  Config,
+  "VECTOR_BACKEND" | "LANCEDB_URI" | "DATA_DIR" | "LANCEDB_READ_CONSISTENCY_MS" | "LANCEDB_INDEX_CACHE_BYTES" | "LANCEDB_METADATA_CACHE_BYTES"
+>;
 
 /**
  * Where this node's LanceDB index lives, as the database records it: an object store URI as given, a
@@ -46,11 +49,13 @@ export async function openVectorIndex(config: IndexConfig, db: Database, dimensi
   }
   // Imported on demand: the LanceDB native module is large and unused with pgvector.
   const { openLanceIndex } = await import("./lancedb-index.js");
+  const { lanceSession } = await import("./lance-session.js");
+  const session = lanceSession({ index: config.LANCEDB_INDEX_CACHE_BYTES, metadata: config.LANCEDB_METADATA_CACHE_BYTES });
   const location = lanceLocationOf(config);
   const readConsistencySeconds = readConsistencyMsOf(config) / 1000;
-  if (location !== ephemeralLocation) return openLanceIndex({ uri: location, dimensions, readConsistencySeconds });
+  if (location !== ephemeralLocation) return openLanceIndex({ uri: location, dimensions, readConsistencySeconds, session });
   const scratch = await mkdtemp(path.join(os.tmpdir(), "agentmem-lance-"));
-  const index = await openLanceIndex({ uri: scratch, dimensions, readConsistencySeconds });
+  const index = await openLanceIndex({ uri: scratch, dimensions, readConsistencySeconds, session });
   return {
     ...index,
     async close() {
