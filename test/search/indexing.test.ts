@@ -1,6 +1,5 @@
-import { execFile, spawn } from "node:child_process";
+import { execFile } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -12,6 +11,7 @@ import { createIndexer } from "../../src/search/indexer.js";
 import { openLanceSkillIndex } from "../../src/search/skills/lancedb-skill-index.js";
 import { createSkillIndexer } from "../../src/search/skills/skill-indexer.js";
 import type { VectorIndex } from "../../src/search/vector/vector-index.js";
+import { spawnServer } from "../support/child-server.js";
 import { adminKey, rest, startTestServer, type TestServer } from "../support/test-server.js";
 
 /** Same vector for every text: these tests are about what reaches the index, not about similarity. */
@@ -73,15 +73,6 @@ describe("indexing follows Postgres through the outbox", () => {
     expect(hit!.similarity).toBeCloseTo(1, 4);
   });
 });
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const probe = net.createServer().listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 describe("reconciliation", () => {
   it("is part of each indexer's start (memories, skills), and stop() waits for it: nothing touches storage after stop()", async () => {
@@ -162,16 +153,7 @@ describe("a node killed before indexing", () => {
   afterAll(() => rm(dataDir, { recursive: true, force: true }));
 
   it("loses nothing: the next start indexes what was committed", async () => {
-    const port = await freePort();
-    const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
-      env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", DATA_DIR: dataDir, AGENTMEM_ADMIN_KEY: adminKey, INDEXER_ENABLED: "false", LOG_LEVEL: "warn" },
-      stdio: "ignore",
-    });
-    const base = `http://127.0.0.1:${port}`;
-    for (let i = 0; i < 200; i++) {
-      if (await fetch(`${base}/readyz`).then((r) => r.ok, () => false)) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    const { url: base, child } = await spawnServer({ PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, AGENTMEM_ADMIN_KEY: adminKey, INDEXER_ENABLED: "false" });
     const keyRes = await fetch(`${base}/api/v1/admin/keys`, {
       method: "POST",
       headers: { authorization: `Bearer ${adminKey}`, "content-type": "application/json" },

@@ -13,9 +13,12 @@ import { draw, jsonText, knownHostileStrings, messageBytes, messageJson, oddStri
 
 // Seeded, bounded fuzzing of every RPC over REST, Connect JSON, Connect binary, gRPC and gRPC-Web.
 // Every answer must be a success or an error in the model (never a 5xx, INTERNAL or UNKNOWN), come
-// within 2 s, and leave the server ready with earlier data unchanged.
+// before the stall bound, and leave the server ready with earlier data unchanged. The bound catches a
+// request that holds the event loop (a quadratic step on hostile text takes minutes at these sizes), not
+// slowness: answers take milliseconds on a quiet machine and up to ~2 s at load 30 here. Speed is
+// measured by the benchmarks; linearity of the text functions by test/memories/linear-text.test.ts.
 
-const answerWithinMs = 2000;
+const answerWithinMs = 10_000;
 const bodyLimit = 2 * 1024 * 1024;
 // High limits: the fuzzer should reach the RPCs, not the rate limiter (whose answers are checked elsewhere).
 const fuzzPlans = {
@@ -306,7 +309,7 @@ describe.each(runs)("fuzzing every RPC on every transport (%s, %i requests)", (b
     await server?.close();
   });
 
-  it("answers every request in the error model, within 2 s, and stays ready with earlier data unchanged", async () => {
+  it("answers every request in the error model, none stalled, and stays ready with earlier data unchanged", async () => {
     const outcomes = await fuzz(backend === "pglite" ? 1 : 2, count, 4, {
       rest: restRequest(server.url, keys),
       "connect-json": connectRequest(server.url, keys, false),
@@ -372,7 +375,7 @@ describe("known hostile strings (fixed by the NUL/surrogate and token-counter wo
     expect(expectRestError(res.status, res.headers, res.text).details.rule).toBe(rule);
   });
 
-  it("answers a memory whose content is one 16 KiB run of one character within 2 s", async () => {
+  it("answers a memory whose content is one 16 KiB run of one character without stalling", async () => {
     const res = await create({ content: knownHostileStrings.longRun });
     expect(res.status, res.text).toBeLessThan(500);
     expect(res.ms).toBeLessThan(answerWithinMs);

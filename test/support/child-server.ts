@@ -1,0 +1,32 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { createInterface } from "node:readline";
+
+export interface ChildServer {
+  url: string;
+  child: ChildProcess;
+}
+
+/**
+ * Starts `src/main.ts` in a child process and resolves once it logs that it listens: no polling budget
+ * that a loaded machine can outlast. Rejects, with what the server wrote to stderr, if it exits first.
+ */
+export function spawnServer(env: Record<string, string>): Promise<ChildServer> {
+  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    env: { ...process.env, LOG_LEVEL: "info", REQUEST_LOG_LEVEL: "silent", LOG_FORMAT: "json", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stderr = "";
+  child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  return new Promise((resolve, reject) => {
+    child.once("exit", (code, signal) => reject(new Error(`the server exited (${code ?? signal}) before listening: ${stderr}`)));
+    const lines = createInterface({ input: child.stdout! });
+    lines.on("line", (line) => {
+      const url = /agentmem listening on (\S+)/.exec(line)?.[1];
+      if (url === undefined) return;
+      lines.close();
+      // The rest of its output is not read: drain it so the child never blocks on a full pipe.
+      child.stdout!.resume();
+      resolve({ url, child });
+    });
+  });
+}
