@@ -65,7 +65,7 @@ const syllables = ["ka", "lo", "mi", "ru", "te", "zo", "vi", "ne", "sa", "du", "
 /** A made-up single-word name, distinct for every n below 14^3. */
 const nameOf = (n: number) => `${syllables[n % 14]}${syllables[Math.floor(n / 14) % 14]}${syllables[Math.floor(n / 196) % 14]}x`.replace(/^./, (c) => c.toUpperCase());
 
-const count = 200;
+const count = 100;
 const chunk = 25;
 const fact = (i: number) => ({ name: nameOf(i), kind: i % kinds.length });
 /** An edit changes the kind and the name, so neither the old keyword nor the old meaning should find it. */
