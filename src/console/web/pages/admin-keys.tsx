@@ -6,6 +6,7 @@ import { Loading, Problem } from "../components/problem.js";
 import { SecretOnce } from "../components/secret-once.js";
 import { isoFromLocal, when } from "../format.js";
 import { useAction, useLoad } from "../use-call.js";
+import { ListTable } from "../components/list-table.js";
 
 interface NewKey {
   workspace: string;
@@ -70,70 +71,54 @@ export function AdminKeys() {
       <Problem problem={keys.problem} />
       <Loading when={keys.loading && !keys.data} />
       {keys.data && (
-        <div class="table-scroll">
-          <table class="list" aria-label="Keys">
-            <thead>
-              <tr>
-                <th scope="col">Key</th>
-                <th scope="col">Workspace / container</th>
-                <th scope="col">Role</th>
-                <th scope="col">Name</th>
-                <th scope="col">Created</th>
-                <th scope="col">Expires</th>
-                <th scope="col">State</th>
-                <th scope="col">Actions</th>
-              </tr>
-            </thead>
-            <tbody>
-              {keys.data.keys.map((k) => (
-                <tr key={k.id}>
-                  <td>
-                    {k.id}
-                    <div class="muted">{k.prefix}…</div>
-                  </td>
-                  <td>
-                    {k.workspace ?? "—"}
-                    {k.container && `/${k.container}`}
-                  </td>
-                  <td>{k.role}</td>
-                  <td>{k.name}</td>
-                  <td class="nowrap">{when(k.createdAt)}</td>
-                  <td class="nowrap">{k.expiresAt ? when(k.expiresAt) : "never"}</td>
-                  <td>{k.revokedAt ? `revoked ${when(k.revokedAt)}` : k.lastRotatedAt ? `rotated ${when(k.lastRotatedAt)}` : "active"}</td>
-                  <td>
-                    {!k.revokedAt && (
-                      <div class="actions">
-                        <ConfirmButton
-                          label="Rotate"
-                          confirm={`Rotate ${k.id}? Its current secret stops working.`}
-                          disabled={action.busy}
-                          onConfirm={() =>
-                            void action.run(async () => {
-                              const rotated = await api.admin.rotateKey({ id: k.id });
-                              setSecret({ title: `Key ${k.id} rotated.`, secret: rotated.key });
-                              keys.reload();
-                            })
-                          }
-                        />
-                        <ConfirmButton
-                          label="Revoke"
-                          confirm={`Revoke ${k.id}?`}
-                          disabled={action.busy}
-                          onConfirm={() =>
-                            void action.run(async () => {
-                              await api.admin.revokeKey({ id: k.id });
-                              keys.reload();
-                            })
-                          }
-                        />
-                      </div>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <ListTable label="Keys" columns={["Key", "Workspace / container", "Role", "Name", "Created", "Expires", "State", "Actions"]}>
+          {keys.data.keys.map((k) => (
+            <tr key={k.id}>
+              <td>
+                {k.id}
+                <div class="muted">{k.prefix}…</div>
+              </td>
+              <td>
+                {k.workspace ?? "—"}
+                {k.container && `/${k.container}`}
+              </td>
+              <td>{k.role}</td>
+              <td>{k.name}</td>
+              <td class="nowrap">{when(k.createdAt)}</td>
+              <td class="nowrap">{k.expiresAt ? when(k.expiresAt) : "never"}</td>
+              <td>{k.revokedAt ? `revoked ${when(k.revokedAt)}` : k.lastRotatedAt ? `rotated ${when(k.lastRotatedAt)}` : "active"}</td>
+              <td>
+                {!k.revokedAt && (
+                  <div class="actions">
+                    <ConfirmButton
+                      label="Rotate"
+                      confirm={`Rotate ${k.id}? Its current secret stops working.`}
+                      disabled={action.busy}
+                      onConfirm={() =>
+                        void action.run(async () => {
+                          const rotated = await api.admin.rotateKey({ id: k.id });
+                          setSecret({ title: `Key ${k.id} rotated.`, secret: rotated.key });
+                          keys.reload();
+                        })
+                      }
+                    />
+                    <ConfirmButton
+                      label="Revoke"
+                      confirm={`Revoke ${k.id}?`}
+                      disabled={action.busy}
+                      onConfirm={() =>
+                        void action.run(async () => {
+                          await api.admin.revokeKey({ id: k.id });
+                          keys.reload();
+                        })
+                      }
+                    />
+                  </div>
+                )}
+              </td>
+            </tr>
+          ))}
+        </ListTable>
       )}
     </>
   );

@@ -14,6 +14,7 @@ import { EnumSelect, Form, TextArea, TextField } from "../components/fields.js";
 import { Loading, Problem } from "../components/problem.js";
 import { enumLabel, enumOptions, InputError, num, when } from "../format.js";
 import { useAction, useLoad, type Action } from "../use-call.js";
+import { ListTable } from "../components/list-table.js";
 
 const duration = (seconds: number | undefined) =>
   seconds === undefined ? "—" : seconds < 3600 ? `${num(seconds / 60, 1)} min` : `${num(seconds / 3600, 1)} h`;
@@ -125,32 +126,18 @@ export function AdminModeration() {
           <Takedown action={action} decide={decide} />
 
           <h2>Recent actions</h2>
-          <div class="table-scroll">
-            <table class="list" aria-label="Moderation actions">
-              <thead>
-                <tr>
-                  <th scope="col">When</th>
-                  <th scope="col">Action</th>
-                  <th scope="col">Skill</th>
-                  <th scope="col">Reason</th>
-                  <th scope="col">Note</th>
-                  <th scope="col">By</th>
-                </tr>
-              </thead>
-              <tbody>
-                {d.actions.map((a) => (
-                  <tr key={a.id}>
-                    <td class="nowrap">{when(a.createdAt)}</td>
-                    <td>{a.action}</td>
-                    <td>{a.skillId}</td>
-                    <td>{enumLabel(ReportReasonSchema, a.reason)}</td>
-                    <td class="content-cell">{a.note ?? ""}</td>
-                    <td>{a.actor}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <ListTable label="Moderation actions" columns={["When", "Action", "Skill", "Reason", "Note", "By"]}>
+            {d.actions.map((a) => (
+              <tr key={a.id}>
+                <td class="nowrap">{when(a.createdAt)}</td>
+                <td>{a.action}</td>
+                <td>{a.skillId}</td>
+                <td>{enumLabel(ReportReasonSchema, a.reason)}</td>
+                <td class="content-cell">{a.note ?? ""}</td>
+                <td>{a.actor}</td>
+              </tr>
+            ))}
+          </ListTable>
         </>
       )}
     </>

@@ -5,6 +5,7 @@ import { Pager, usePages } from "../components/pager.js";
 import { Loading, Problem } from "../components/problem.js";
 import { num, when } from "../format.js";
 import { useAction, useLoad } from "../use-call.js";
+import { ListTable } from "../components/list-table.js";
 
 export function AdminWorkspaces() {
   const pages = usePages();
@@ -19,37 +20,22 @@ export function AdminWorkspaces() {
       <Loading when={list.loading && !list.data} />
       {list.data && (
         <>
-          <div class="table-scroll">
-            <table class="list" aria-label="Workspaces">
-              <thead>
-                <tr>
-                  <th scope="col">Workspace</th>
-                  <th scope="col">Plan</th>
-                  <th scope="col">Author handle</th>
-                  <th scope="col">Notice email</th>
-                  <th scope="col">Memories</th>
-                  <th scope="col">Skills</th>
-                  <th scope="col">Created</th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.data.workspaces.map((w) => (
-                  <tr key={w.workspace}>
-                    <td>{w.workspace}</td>
-                    <td>
-                      {w.plan}
-                      {w.defaultPlan && <span class="muted"> (default)</span>}
-                    </td>
-                    <td>{w.authorHandle ?? "—"}</td>
-                    <td>{w.email ?? "—"}</td>
-                    <td>{num(w.memoriesStored)}</td>
-                    <td>{num(w.skillsStored)}</td>
-                    <td class="nowrap">{when(w.createdAt)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <ListTable label="Workspaces" columns={["Workspace", "Plan", "Author handle", "Notice email", "Memories", "Skills", "Created"]}>
+            {list.data.workspaces.map((w) => (
+              <tr key={w.workspace}>
+                <td>{w.workspace}</td>
+                <td>
+                  {w.plan}
+                  {w.defaultPlan && <span class="muted"> (default)</span>}
+                </td>
+                <td>{w.authorHandle ?? "—"}</td>
+                <td>{w.email ?? "—"}</td>
+                <td>{num(w.memoriesStored)}</td>
+                <td>{num(w.skillsStored)}</td>
+                <td class="nowrap">{when(w.createdAt)}</td>
+              </tr>
+            ))}
+          </ListTable>
           <Pager pages={pages} nextToken={list.data.nextPageToken} label="Workspaces" />
         </>
       )}

@@ -8,6 +8,7 @@ import { Loading, Problem } from "../components/problem.js";
 import { enumLabel, enumOptions, isoFromLocal, parseJsonObject, splitList, when } from "../format.js";
 import { href } from "../router.js";
 import { useAction, useLoad } from "../use-call.js";
+import { ListTable } from "../components/list-table.js";
 
 interface Filters {
   containers: string;
@@ -90,36 +91,22 @@ export function MemoriesPage() {
       <Loading when={list.loading && !list.data} />
       {list.data && (
         <>
-          <div class="table-scroll">
-            <table class="list" aria-label="Memories">
-              <thead>
-                <tr>
-                  <th scope="col">Content</th>
-                  <th scope="col">Type</th>
-                  <th scope="col">State</th>
-                  <th scope="col">Containers</th>
-                  <th scope="col">Tags</th>
-                  <th scope="col">Created</th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.data.memories.map((m) => (
-                  <tr key={m.id}>
-                    <td class="content-cell">
-                      <a href={href("memories", m.id)}>{m.content}</a>
-                    </td>
-                    <td>{enumLabel(MemoryTypeSchema, m.type)}</td>
-                    <td>
-                      <span class={`badge state-${enumLabel(MemoryStateSchema, m.state)}`}>{enumLabel(MemoryStateSchema, m.state)}</span>
-                    </td>
-                    <td>{m.containers.join(", ")}</td>
-                    <td>{m.tags.join(", ")}</td>
-                    <td class="nowrap">{when(m.createdAt)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <ListTable label="Memories" columns={["Content", "Type", "State", "Containers", "Tags", "Created"]}>
+            {list.data.memories.map((m) => (
+              <tr key={m.id}>
+                <td class="content-cell">
+                  <a href={href("memories", m.id)}>{m.content}</a>
+                </td>
+                <td>{enumLabel(MemoryTypeSchema, m.type)}</td>
+                <td>
+                  <span class={`badge state-${enumLabel(MemoryStateSchema, m.state)}`}>{enumLabel(MemoryStateSchema, m.state)}</span>
+                </td>
+                <td>{m.containers.join(", ")}</td>
+                <td>{m.tags.join(", ")}</td>
+                <td class="nowrap">{when(m.createdAt)}</td>
+              </tr>
+            ))}
+          </ListTable>
           {list.data.memories.length === 0 && <p class="muted">No memories match.</p>}
           <Pager pages={pages} nextToken={list.data.nextPageToken} label="Memories" />
         </>

@@ -9,6 +9,7 @@ import { VersionDiff } from "../components/version-diff.js";
 import { enumLabel, enumOptions, num, pretty, when } from "../format.js";
 import { href, navigate } from "../router.js";
 import { useAction, useLoad } from "../use-call.js";
+import { ListTable } from "../components/list-table.js";
 
 export function MemoryDetailPage({ id }: { id: string }) {
   const loaded = useLoad(
@@ -126,28 +127,16 @@ function Versions({ versions }: { versions: Memory[] }) {
   return (
     <>
       <h2>Versions ({versions.length})</h2>
-      <div class="table-scroll">
-        <table class="list" aria-label="Versions">
-          <thead>
-            <tr>
-              <th scope="col">Version</th>
-              <th scope="col">Written</th>
-              <th scope="col">By key</th>
-              <th scope="col">Content</th>
-            </tr>
-          </thead>
-          <tbody>
-            {versions.map((v) => (
-              <tr key={v.version}>
-                <td>{v.version}</td>
-                <td class="nowrap">{when(v.updatedAt)}</td>
-                <td>{v.provenance?.keyId}</td>
-                <td class="content-cell">{v.content}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <ListTable label="Versions" columns={["Version", "Written", "By key", "Content"]}>
+        {versions.map((v) => (
+          <tr key={v.version}>
+            <td>{v.version}</td>
+            <td class="nowrap">{when(v.updatedAt)}</td>
+            <td>{v.provenance?.keyId}</td>
+            <td class="content-cell">{v.content}</td>
+          </tr>
+        ))}
+      </ListTable>
       {latest > 1 && (
         <div class="panel">
           <div class="form">

@@ -17,6 +17,7 @@ import { SkillImport } from "../components/skill-import.js";
 import { enumLabel, enumOptions, num, when } from "../format.js";
 import { href } from "../router.js";
 import { useLoad } from "../use-call.js";
+import { ListTable } from "../components/list-table.js";
 
 interface Filters {
   query: string;
@@ -76,41 +77,26 @@ export function SkillsPage() {
       <Loading when={list.loading && !list.data} />
       {list.data && (
         <>
-          <div class="table-scroll">
-            <table class="list" aria-label="Skills">
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Description</th>
-                  <th scope="col">Version</th>
-                  <th scope="col">Maturity</th>
-                  <th scope="col">Visibility</th>
-                  <th scope="col">Source</th>
-                  <th scope="col">{searching ? "Similarity" : "Updated"}</th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.data.skills.map((s) => (
-                  <tr key={s.id}>
-                    <td>
-                      <a href={href("skills", s.id)}>{s.name}</a>
-                      <div class="muted">{s.slug}</div>
-                    </td>
-                    <td class="content-cell">{s.description}</td>
-                    <td>{s.version}</td>
-                    <td>{enumLabel(SkillMaturitySchema, s.maturity)}</td>
-                    <td>
-                      {enumLabel(SkillVisibilitySchema, s.visibility)}
-                      {s.listingState !== undefined && <div class="muted">{enumLabel(ListingStateSchema, s.listingState)}</div>}
-                      {s.state === SkillState.DEPRECATED && <div class="muted">{enumLabel(SkillStateSchema, s.state)}</div>}
-                    </td>
-                    <td>{enumLabel(SkillSourceSchema, s.source)}</td>
-                    <td class="nowrap">{searching ? num(s.similarity ?? 0) : when(s.updatedAt)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <ListTable label="Skills" columns={["Name", "Description", "Version", "Maturity", "Visibility", "Source", searching ? "Similarity" : "Updated"]}>
+            {list.data.skills.map((s) => (
+              <tr key={s.id}>
+                <td>
+                  <a href={href("skills", s.id)}>{s.name}</a>
+                  <div class="muted">{s.slug}</div>
+                </td>
+                <td class="content-cell">{s.description}</td>
+                <td>{s.version}</td>
+                <td>{enumLabel(SkillMaturitySchema, s.maturity)}</td>
+                <td>
+                  {enumLabel(SkillVisibilitySchema, s.visibility)}
+                  {s.listingState !== undefined && <div class="muted">{enumLabel(ListingStateSchema, s.listingState)}</div>}
+                  {s.state === SkillState.DEPRECATED && <div class="muted">{enumLabel(SkillStateSchema, s.state)}</div>}
+                </td>
+                <td>{enumLabel(SkillSourceSchema, s.source)}</td>
+                <td class="nowrap">{searching ? num(s.similarity ?? 0) : when(s.updatedAt)}</td>
+              </tr>
+            ))}
+          </ListTable>
           {list.data.skills.length === 0 && <p class="muted">No skills.</p>}
           {!searching && <Pager pages={pages} nextToken={list.data.nextPageToken} label="Skills" />}
         </>

@@ -3,6 +3,7 @@ import { Loading, Problem } from "../components/problem.js";
 import { num, pretty, when } from "../format.js";
 import { href } from "../router.js";
 import { useLoad } from "../use-call.js";
+import { ListTable } from "../components/list-table.js";
 
 export function TraceDetailPage({ id }: { id: string }) {
   const trace = useLoad(() => api.recall.getRecallTrace({ traceId: id }), [id]);
@@ -49,34 +50,20 @@ export function TraceDetailPage({ id }: { id: string }) {
             </dd>
           </dl>
           <h2>Candidates</h2>
-          <div class="table-scroll">
-            <table class="list" aria-label="Candidates">
-              <thead>
-                <tr>
-                  <th scope="col">Memory</th>
-                  <th scope="col">Cosine</th>
-                  <th scope="col">BM25</th>
-                  <th scope="col">Final score</th>
-                  <th scope="col">Via</th>
-                  <th scope="col">Outcome</th>
-                </tr>
-              </thead>
-              <tbody>
-                {t.candidates.map((c) => (
-                  <tr key={c.id} class={`outcome-${c.outcome}`}>
-                    <td>
-                      <a href={href("memories", c.id)}>{c.id}</a>
-                    </td>
-                    <td>{num(c.cosine)}</td>
-                    <td>{num(c.bm25)}</td>
-                    <td>{num(c.finalScore)}</td>
-                    <td>{c.matchedVia}</td>
-                    <td data-outcome={c.outcome}>{c.outcome}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <ListTable label="Candidates" columns={["Memory", "Cosine", "BM25", "Final score", "Via", "Outcome"]}>
+            {t.candidates.map((c) => (
+              <tr key={c.id} class={`outcome-${c.outcome}`}>
+                <td>
+                  <a href={href("memories", c.id)}>{c.id}</a>
+                </td>
+                <td>{num(c.cosine)}</td>
+                <td>{num(c.bm25)}</td>
+                <td>{num(c.finalScore)}</td>
+                <td>{c.matchedVia}</td>
+                <td data-outcome={c.outcome}>{c.outcome}</td>
+              </tr>
+            ))}
+          </ListTable>
           <h2>Request</h2>
           <pre class="json">{pretty(t.request ?? {})}</pre>
         </>

@@ -6,6 +6,7 @@ import { Loading, Problem } from "../components/problem.js";
 import { isoFromLocal, when } from "../format.js";
 import { href } from "../router.js";
 import { useLoad } from "../use-call.js";
+import { ListTable } from "../components/list-table.js";
 
 interface Filters {
   container: string;
@@ -52,32 +53,19 @@ export function TracesPage() {
       <Loading when={list.loading && !list.data} />
       {list.data && (
         <>
-          <div class="table-scroll">
-            <table class="list" aria-label="Traces">
-              <thead>
-                <tr>
-                  <th scope="col">When</th>
-                  <th scope="col">Query</th>
-                  <th scope="col">Containers</th>
-                  <th scope="col">Returned</th>
-                  <th scope="col">Candidates</th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.data.traces.map((t) => (
-                  <tr key={t.traceId}>
-                    <td class="nowrap">
-                      <a href={href("traces", t.traceId)}>{when(t.createdAt)}</a>
-                    </td>
-                    <td class="content-cell">{t.query}</td>
-                    <td>{t.containers.join(", ") || "whole workspace"}</td>
-                    <td>{t.returnedIds.length}</td>
-                    <td>{t.candidates.length}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <ListTable label="Traces" columns={["When", "Query", "Containers", "Returned", "Candidates"]}>
+            {list.data.traces.map((t) => (
+              <tr key={t.traceId}>
+                <td class="nowrap">
+                  <a href={href("traces", t.traceId)}>{when(t.createdAt)}</a>
+                </td>
+                <td class="content-cell">{t.query}</td>
+                <td>{t.containers.join(", ") || "whole workspace"}</td>
+                <td>{t.returnedIds.length}</td>
+                <td>{t.candidates.length}</td>
+              </tr>
+            ))}
+          </ListTable>
           {list.data.traces.length === 0 && <p class="muted">No traces.</p>}
           <Pager pages={pages} nextToken={list.data.nextPageToken} label="Traces" />
         </>
