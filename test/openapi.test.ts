@@ -148,8 +148,9 @@ describe("gen/openapi.json marketplace", () => {
   });
 });
 
-// The operations whose RPCs charge a plan's quotas (src/usage/usage-meter.ts: reserveMemories,
-// chargeUpdate, chargeRecall, reserveSkill, chargeReembedding), and the marketplace's routes.
+// The operations whose RPCs charge a plan's caps (src/usage/usage-meter.ts: reserveMemories,
+// chargeUpdate, chargeRecall, reserveSkill, chargeReembedding): all can cross the cost ceiling (402);
+// edits charge cost only, so they cannot run out of a stored-items or recall quota (429 quota_exhausted).
 const charged = [
   "post /api/v1/agent/memories",
   "patch /api/v1/agent/memories/{id}",
@@ -160,6 +161,7 @@ const charged = [
   "post /api/v1/agent/marketplace/install",
   "post /api/v1/agent/marketplace/fork",
 ];
+const costOnly = ["patch /api/v1/agent/memories/{id}", "post /api/v1/agent/skills/update"];
 const marketplaceRoutes = (path: string) =>
   path.startsWith("/api/v1/agent/marketplace/") || path === "/api/v1/agent/skills/publish-public" || path === "/api/v1/agent/skills/unpublish";
 const operations = Object.entries(doc.paths).flatMap(([path, item]) => Object.entries(item).map(([verb, op]) => ({ name: `${verb} ${path}`, path, op })));
@@ -218,7 +220,7 @@ describe("gen/openapi.json errors", () => {
   it("lists 402 and quota_exhausted only where quotas are charged", () => {
     const with402 = operations.filter(({ op }) => "402" in op.responses).map((o) => o.name);
     expect(with402.sort()).toEqual([...charged].sort());
-    for (const { name, op } of operations) expect(codesOf(op).includes("quota_exhausted"), name).toBe(charged.includes(name) && name !== "patch /api/v1/agent/memories/{id}" && name !== "post /api/v1/agent/skills/update");
+    for (const { name, op } of operations) expect(codesOf(op).includes("quota_exhausted"), name).toBe(charged.includes(name) && !costOnly.includes(name));
     expect(operation("/api/v1/agent/memories/{id}", "get").responses).not.toHaveProperty("402");
   });
 
