@@ -1,9 +1,9 @@
-import { connect, Index, type Session, type Table as LanceTable } from "@lancedb/lancedb";
+import { Index, type Table as LanceTable } from "@lancedb/lancedb";
 import { Bool, Field, FixedSizeList, Float32, List, RecordBatch, Schema, Struct, Table, Utf8, makeData, vectorFromArray, type DataType } from "apache-arrow";
 import { idIn } from "../vector/lance-filter.js";
 import { checkDimensions } from "../vector/records.js";
 import { serialQueue } from "../vector/serial.js";
-import { defaultReadConsistencySeconds } from "../vector/lance-consistency.js";
+import { connectLance, type LanceConnectionOptions } from "../vector/lance-session.js";
 import { bm25Search, ensureAnnIndex, ensureFullTextIndex, nearestThenExact } from "../vector/lancedb-index.js";
 import type { VectorHit } from "../vector/vector-index.js";
 import { retryConflicts } from "../vector/lance-retry.js";
@@ -89,19 +89,10 @@ async function addMarketplaceColumn(table: LanceTable): Promise<void> {
 const versionRetentionMs = 2 * 60_000;
 
 /** The skills collection in LanceDB: its own table next to the memories'. */
-export async function openLanceSkillIndex(options: {
-  uri: string;
-  dimensions: number;
-  readConsistencySeconds?: number;
-  session?: Session;
-}): Promise<SkillVectorIndex> {
+export async function openLanceSkillIndex(options: LanceConnectionOptions & { dimensions: number }): Promise<SkillVectorIndex> {
   const { dimensions } = options;
   const schema = skillSchema(dimensions);
-  // The session goes in the options: connect(uri, options, session) drops its third argument (0.37.1).
-  const connection = await connect(options.uri, {
-    readConsistencyInterval: options.readConsistencySeconds ?? defaultReadConsistencySeconds(options.uri),
-    ...(options.session ? { session: options.session } : {}),
-  });
+  const connection = await connectLance(options);
   const name = `skills_v1_${dimensions}`;
   // Nodes creating the table together are each told it exists once its first version is committed (a
   // table listed by tableNames() may not have one yet, and cannot be opened). A table of an earlier layout

@@ -1,4 +1,5 @@
-import { Session } from "@lancedb/lancedb";
+import { connect, Session, type Connection } from "@lancedb/lancedb";
+import { defaultReadConsistencySeconds } from "./lance-consistency.js";
 
 /** LanceDB's cache caps, in bytes. */
 export interface LanceCacheBytes {
@@ -20,4 +21,25 @@ export function lanceSession(caps: LanceCacheBytes): Session {
     sessions.set(key, session);
   }
   return session;
+}
+
+/** Where and how a collection connects to LanceDB. */
+export interface LanceConnectionOptions {
+  /** A directory or an object store URI (s3://…). */
+  uri: string;
+  /**
+   * Seconds after which a read first checks for writes made by other processes (this handle sees its
+   * own writes at once); default defaultReadConsistencySeconds(uri).
+   */
+  readConsistencySeconds?: number;
+  /** The caches this connection shares; LanceDB's own default is 6 GB + 1 GB per connection. */
+  session?: Session;
+}
+
+export function connectLance(options: LanceConnectionOptions): Promise<Connection> {
+  // The session goes in the options: connect(uri, options, session) drops its third argument (0.37.1).
+  return connect(options.uri, {
+    readConsistencyInterval: options.readConsistencySeconds ?? defaultReadConsistencySeconds(options.uri),
+    ...(options.session ? { session: options.session } : {}),
+  });
 }

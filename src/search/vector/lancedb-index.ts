@@ -1,27 +1,18 @@
-import { connect, Index, MatchQuery, type Session, type Table } from "@lancedb/lancedb";
+import { Index, MatchQuery, type Table } from "@lancedb/lancedb";
 import { lanceAnalyser } from "../analyser.js";
 import { inFlightGate } from "./in-flight-gate.js";
-import { defaultReadConsistencySeconds } from "./lance-consistency.js";
 import { idIn, lanceFilter } from "./lance-filter.js";
 import { lanceSchema, toArrowTable } from "./lance-records.js";
 import { retryConflicts } from "./lance-retry.js";
+import { connectLance, type LanceConnectionOptions } from "./lance-session.js";
 import { checkDimensions, lastPerId, matchesNothing } from "./records.js";
 import { serialQueue } from "./serial.js";
 import type { KeywordHit, VectorFilter, VectorHit, VectorIndex } from "./vector-index.js";
 
-export interface LanceIndexOptions {
-  /** A directory or an object store URI (s3://…). */
-  uri: string;
+export interface LanceIndexOptions extends LanceConnectionOptions {
   dimensions: number;
   /** Rows at which optimize() builds the ANN index; below it an exact scan is fast enough. */
   annThreshold?: number;
-  /**
-   * Seconds after which a read first checks for writes made by other processes (this handle sees its
-   * own writes at once); default defaultReadConsistencySeconds(uri).
-   */
-  readConsistencySeconds?: number;
-  /** The caches this connection shares (lance-session.ts); LanceDB's own default is 6 GB + 1 GB per connection. */
-  session?: Session;
 }
 
 const defaultAnnThreshold = 50_000;
@@ -66,11 +57,7 @@ export async function openLanceIndex(options: LanceIndexOptions): Promise<Vector
   const { dimensions } = options;
   const annThreshold = options.annThreshold ?? defaultAnnThreshold;
   const schema = lanceSchema(dimensions);
-  // The session goes in the options: connect(uri, options, session) drops its third argument (0.37.1).
-  const connection = await connect(options.uri, {
-    readConsistencyInterval: options.readConsistencySeconds ?? defaultReadConsistencySeconds(options.uri),
-    ...(options.session ? { session: options.session } : {}),
-  });
+  const connection = await connectLance(options);
   // Several nodes may open one location at the same moment: every step tolerates a concurrent twin.
   for (const name of await connection.tableNames()) {
     if (retiredTablePrefixes.some((prefix) => name.startsWith(prefix))) {

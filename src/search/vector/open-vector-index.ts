@@ -4,13 +4,14 @@ import path from "node:path";
 import type { Config } from "../../config.js";
 import type { Database } from "../../db/database.js";
 import { defaultReadConsistencySeconds } from "./lance-consistency.js";
+import type { LanceConnectionOptions } from "./lance-session.js";
 import type { VectorIndex } from "./vector-index.js";
 
 /** How the database records an index kept in a per-process temporary directory (DATA_DIR=memory://). */
 export const ephemeralLocation = "ephemeral";
 
 type LanceConfig = Pick<Config, "LANCEDB_URI" | "DATA_DIR">;
-type IndexConfig = Pick<
+export type IndexConfig = Pick<
   Config,
   "VECTOR_BACKEND" | "LANCEDB_URI" | "DATA_DIR" | "LANCEDB_READ_CONSISTENCY_MS" | "LANCEDB_INDEX_CACHE_BYTES" | "LANCEDB_METADATA_CACHE_BYTES"
 >;
@@ -38,9 +39,33 @@ export function readConsistencyMsOf(config: IndexConfig): number {
 }
 
 /**
+ * Opens a LanceDB collection at this node's location with its read-consistency bound and the shared
+ * cache session; for an in-memory DATA_DIR, in a temporary directory that close() removes.
+ */
+export async function openAtLanceLocation<T extends { close(): Promise<void> }>(
+  config: IndexConfig,
+  scratchPrefix: string,
+  open: (connection: LanceConnectionOptions) => Promise<T>,
+): Promise<T> {
+  const { lanceSession } = await import("./lance-session.js");
+  const session = lanceSession({ index: config.LANCEDB_INDEX_CACHE_BYTES, metadata: config.LANCEDB_METADATA_CACHE_BYTES });
+  const readConsistencySeconds = readConsistencyMsOf(config) / 1000;
+  const location = lanceLocationOf(config);
+  if (location !== ephemeralLocation) return open({ uri: location, readConsistencySeconds, session });
+  const scratch = await mkdtemp(path.join(os.tmpdir(), scratchPrefix));
+  const index = await open({ uri: scratch, readConsistencySeconds, session });
+  return {
+    ...index,
+    async close() {
+      await index.close();
+      await rm(scratch, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
  * Opens the configured vector index. pgvector lives in `db` (opened with `vector: true` on PGlite);
- * LanceDB lives at LANCEDB_URI or DATA_DIR/lance, or for an in-memory DATA_DIR in a temporary directory
- * that close() removes.
+ * LanceDB lives at LANCEDB_URI or DATA_DIR/lance (see openAtLanceLocation).
  */
 export async function openVectorIndex(config: IndexConfig, db: Database, dimensions: number): Promise<VectorIndex> {
   if (config.VECTOR_BACKEND === "pgvector") {
@@ -49,18 +74,5 @@ export async function openVectorIndex(config: IndexConfig, db: Database, dimensi
   }
   // Imported on demand: the LanceDB native module is large and unused with pgvector.
   const { openLanceIndex } = await import("./lancedb-index.js");
-  const { lanceSession } = await import("./lance-session.js");
-  const session = lanceSession({ index: config.LANCEDB_INDEX_CACHE_BYTES, metadata: config.LANCEDB_METADATA_CACHE_BYTES });
-  const location = lanceLocationOf(config);
-  const readConsistencySeconds = readConsistencyMsOf(config) / 1000;
-  if (location !== ephemeralLocation) return openLanceIndex({ uri: location, dimensions, readConsistencySeconds, session });
-  const scratch = await mkdtemp(path.join(os.tmpdir(), "agentmem-lance-"));
-  const index = await openLanceIndex({ uri: scratch, dimensions, readConsistencySeconds, session });
-  return {
-    ...index,
-    async close() {
-      await index.close();
-      await rm(scratch, { recursive: true, force: true });
-    },
-  };
+  return openAtLanceLocation(config, "agentmem-lance-", (connection) => openLanceIndex({ ...connection, dimensions }));
 }
