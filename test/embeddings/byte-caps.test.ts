@@ -1,5 +1,5 @@
-import v8 from "node:v8";
-import vm from "node:vm";
+import { once } from "node:events";
+import { Worker } from "node:worker_threads";
 import { describe, expect, it } from "vitest";
 import { createAuthenticator } from "../../src/accounts/authenticator.js";
 import { insertKey, ensureWorkspace } from "../../src/accounts/key-store.js";
@@ -7,35 +7,28 @@ import { hashSecret } from "../../src/accounts/key-secret.js";
 import type { Database } from "../../src/db/database.js";
 import { migrate } from "../../src/db/migrations.js";
 import { openPostgres } from "../../src/db/postgres.js";
-import type { Embedder } from "../../src/embeddings/embedder.js";
 import { ByteLru } from "../../src/embeddings/lru.js";
-import { cachedQueryEmbedder } from "../../src/embeddings/query-cache.js";
-import { cachingEmbedder } from "../../src/embeddings/text-cache.js";
 import { freshPostgresDatabase } from "../support/test-server.js";
 
-// Caches are capped by bytes: these fill them with big entries and measure the heap they keep.
-v8.setFlagsFromString("--expose-gc");
-const gc = vm.runInNewContext("gc") as () => void;
+// Caches are capped by bytes: these fill them with big entries (cache-footprint.worker.mjs: 500 texts of
+// 16 KiB, the largest content, 8 MiB in all; or 2,000 queries of 4,096 characters) and measure the heap
+// they keep, in a thread of their own.
 
-/** Heap growth (bytes) while `fill` runs and what it built is still referenced by `keep`. */
-async function retainedBy<T>(fill: () => Promise<T>): Promise<{ kept: T; grewBy: number }> {
-  gc();
-  const before = process.memoryUsage().heapUsed + process.memoryUsage().arrayBuffers;
-  const kept = await fill();
-  gc();
-  return { kept, grewBy: process.memoryUsage().heapUsed + process.memoryUsage().arrayBuffers - before };
+/** Heap and external memory kept by one filled cache, and whether the cache was still referenced. */
+async function retainedBy(cache: "write" | "query", capBytes: number): Promise<{ kept: boolean; grewBy: number }> {
+  const worker = new Worker(new URL("./cache-footprint.worker.mjs", import.meta.url), { workerData: { cache, capBytes } });
+  try {
+    const [result] = (await Promise.race([once(worker, "message"), once(worker, "error").then(([err]) => Promise.reject(err))])) as [
+      { kept: boolean; grewBy: number },
+    ];
+    return result;
+  } finally {
+    await worker.terminate();
+  }
 }
 
-/** A 512-d model: each text's vector is 2 KiB. */
-const model: Embedder = {
-  info: { provider: "use-lite", model: "fixed", dimensions: 512 },
-  embed: async (texts) => texts.map(() => new Float32Array(512).fill(0.04)),
-  close: async () => {},
-};
-
-// 500 distinct 16 KiB texts (the largest content) are 8 MiB of text; the caches get 1 MiB.
+// The caches get 1 MiB.
 const capBytes = 1024 * 1024;
-const bigText = (i: number) => `${i} `.padEnd(16_384, "memory text ");
 const MiB = 1024 * 1024;
 
 describe("caches capped by bytes", () => {
@@ -57,31 +50,18 @@ describe("caches capped by bytes", () => {
   });
 
   it("the write-path text cache keeps at most its cap of 16 KiB texts and their vectors", async () => {
-    const { kept, grewBy } = await retainedBy(async () => {
-      const cache = cachingEmbedder(model, capBytes);
-      for (let i = 0; i < 500; i++) await cache.embed([bigText(i)]);
-      return cache;
-    });
-    expect(kept).toBeDefined();
+    const { kept, grewBy } = await retainedBy("write", capBytes);
+    expect(kept).toBe(true);
     expect(grewBy).toBeLessThan(capBytes + 0.5 * MiB);
     // The measurement sees what a cache keeps: the same texts under a cap they fit in hold them all.
-    const { kept: roomy, grewBy: unbounded } = await retainedBy(async () => {
-      const cache = cachingEmbedder(model, 64 * MiB);
-      for (let i = 0; i < 500; i++) await cache.embed([bigText(i)]);
-      return cache;
-    });
-    expect(roomy).toBeDefined();
+    const { kept: roomy, grewBy: unbounded } = await retainedBy("write", 64 * MiB);
+    expect(roomy).toBe(true);
     expect(unbounded).toBeGreaterThan(8 * MiB);
   });
 
   it("the query cache keeps at most its cap of 4,096-character queries", async () => {
-    const { kept, grewBy } = await retainedBy(async () => {
-      const embedQuery = cachedQueryEmbedder(model, capBytes);
-      // Each query a string of its own: a slice would keep the 16 KiB text it was cut from.
-      for (let i = 0; i < 2000; i++) await embedQuery(`${i} `.padEnd(4096, "query text "));
-      return embedQuery;
-    });
-    expect(kept).toBeDefined();
+    const { kept, grewBy } = await retainedBy("query", capBytes);
+    expect(kept).toBe(true);
     expect(grewBy).toBeLessThan(capBytes + 0.5 * MiB);
   });
 
