@@ -4,7 +4,7 @@ import { idIn } from "../vector/lance-filter.js";
 import { checkDimensions } from "../vector/records.js";
 import { serialQueue } from "../vector/serial.js";
 import { connectLance, type LanceConnectionOptions } from "../vector/lance-session.js";
-import { bm25Search, ensureAnnIndex, ensureFullTextIndex, nearestThenExact } from "../vector/lancedb-index.js";
+import { bm25Search, defaultAnnThreshold, ensureAnnIndex, ensureFullTextIndex, nearestThenExact } from "../vector/lancedb-index.js";
 import type { VectorHit } from "../vector/vector-index.js";
 import { retryConflicts } from "../vector/lance-retry.js";
 import { skillFilterMatchesNothing, type SkillVectorFilter, type SkillVectorIndex, type SkillVectorRecord } from "./skill-vector-index.js";
@@ -60,12 +60,6 @@ function skillLanceFilter(f: SkillVectorFilter): string {
   if (f.ids) clauses.push(idIn(f.ids));
   return clauses.join(" AND ");
 }
-
-/**
- * Rows from which the collection is searched through an IVF_FLAT index (then exactly where that finds too
- * few). Measured at 10k skills on 2 loaded cores: an exact scan took 20 to 40 ms, the index 3 ms.
- */
-const annThreshold = 4_096;
 
 /**
  * Tables made before the marketplace lack its column; no skill was public then, so it starts false.
@@ -158,7 +152,7 @@ export async function openLanceSkillIndex(options: LanceConnectionOptions & { di
         const indexed = new Set((await table.listIndices()).flatMap((i) => i.columns));
         if (!indexed.has("id")) await retryConflicts(() => table.createIndex("id", { config: Index.btree() }));
         if (!indexed.has("workspace_id")) await retryConflicts(() => table.createIndex("workspace_id", { config: Index.bitmap() }));
-        await ensureAnnIndex(table, rows, annThreshold);
+        await ensureAnnIndex(table, rows, defaultAnnThreshold);
       }),
 
     async ids() {
