@@ -1,15 +1,15 @@
 // Skill search: quality on a labelled set, and latency at scale. The real server runs in a child process
 // with embedded storage (PGlite + LanceDB, the defaults) in a temporary DATA_DIR.
 //
-//   npx tsx bench/skill-search.ts [--size 10000] [--queries 300] [--timeout 1800]
+//   npx tsx bench/skill-search.ts [--size 10000] [--queries 300] [--timeout 1800] [--quality-only]
 //
-// (a) Quality: the 34 skills of bench/data/skills/*/SKILL.md are imported through the API, and the 68
+// (a) Quality: the 40 skills of bench/data/skills/*/SKILL.md are imported through the API, and the 154
 //     task-style queries of bench/data/skills/queries.jsonl (written not to reuse their target's
 //     description words) are searched in every mode; hit@1 and hit@3 per split. Every fourth query
 //     (index 3, 7, ...) is held out: it was never looked at while choosing weights or embedded text.
 //     Then, in this process with the same model, the embedded-text alternatives are compared by plain
-//     cosine ranking: name + description (what the server embeds) against name + description + the
-//     first 600 characters of the body.
+//     cosine ranking, and the ranking candidates (field weights, When-to-use bullets, feedback, fusion
+//     rules), each with weights chosen on the dev split.
 // (b) Latency: `--size` synthetic skills are created through the API (8 requests in flight), then
 //     `--queries` searches at concurrency 1, each with a query text never sent before, so every search
 //     embeds its query; p50/p95/p99 of the whole REST call, per mode.
@@ -26,7 +26,9 @@ import { createEmbedder } from "../src/embeddings/create-embedder.js";
 import { bm25HalfScore, cosine } from "../src/search/scoring.js";
 import { hybridKeywordWeight, skillRelevance } from "../src/skills/skill-scoring.js";
 import { splitSkillMd } from "../src/skills/skill-md.js";
-import { embeddedText } from "../src/skills/skill-text.js";
+import { embeddedText, keywordBodyChars, keywordText, whenToUseSection } from "../src/skills/skill-text.js";
+import { reciprocalRankFusion, relativeToBest, weightedSum, zScoreSum, type Scores } from "./lib/fusion-candidates.js";
+import { bm25Index, openLexer } from "./lib/pg-bm25.js";
 import { agentClient, freshQuery, percentile, syntheticSkill, type Call } from "./lib/skills.js";
 import { prng } from "./lib/synthetic.js";
 import { onCleanUp, positiveOption, runBench, stopAfter } from "./lib/run.js";
@@ -111,16 +113,46 @@ async function quality(call: Call) {
   return { skills: skills.length, queries: queries.length, results, sweep };
 }
 
-/** Plain cosine ranking in this process: what the server embeds against texts it does not. */
-async function embeddedTextAlternatives() {
+/** The bullets of a body's "When to use" section, one text each (the labelled skills all have one). */
+function whenToUseBullets(body: string): string[] {
+  const out: string[] = [];
+  let inside = false;
+  for (const line of body.split("\n")) {
+    if (/^#{1,6}\s/.test(line)) {
+      if (inside) break;
+      inside = /^#{1,6}\s+when\s+to\s+use\b/i.test(line);
+    } else if (inside && /^\s*[-*+]\s+/.test(line)) {
+      out.push(line.replace(/^\s*[-*+]\s+/, "").trim());
+    }
+  }
+  return out;
+}
+
+const rankedBy = (sc: Scores, slugs: string[]) =>
+  sc.map((row) =>
+    row
+      .map((s, j) => ({ slug: slugs[j]!, s }))
+      .sort((a, b) => b.s - a.s || (a.slug < b.slug ? -1 : 1))
+      .map((r) => r.slug),
+  );
+
+/**
+ * In this process, with the same model: (1) what the server embeds against texts it does not, by plain
+ * cosine; (2) ranking candidates, each with its weights chosen on the dev split (the held-out split was
+ * scored once per finished candidate). BM25 here is the pgvector backend's (Postgres English lexemes).
+ */
+async function inProcessAlternatives() {
   const { skills, queries } = labelledSet();
   const embedder = await createEmbedder(loadConfig({ DATA_DIR: "memory://", EMBEDDING_WORKERS: "1" }));
+  const lexer = await openLexer();
   try {
     const parsed = skills.map((s) => {
       const split = splitSkillMd(s.text) as { yaml: string; body: string };
       const description = JSON.parse(/description: (".*")/.exec(split.yaml)![1]!) as string;
       return { slug: s.dir, description, body: split.body };
     });
+    const slugs = parsed.map((s) => s.slug);
+    const hitsOf = (ranked: string[][]) => ({ dev: score(ranked, queries, false), heldOut: score(ranked, queries, true) });
     const variants: Record<string, (s: (typeof parsed)[number]) => string> = {
       "name + description + When to use (server)": (s) => embeddedText({ name: s.slug, description: s.description, content: s.body }),
       "name + description": (s) => `${s.slug}\n${s.description}`,
@@ -128,19 +160,57 @@ async function embeddedTextAlternatives() {
       "description only": (s) => s.description,
     };
     const queryVectors = await embedder.embed(queries.map((q) => q.query));
-    const out: Record<string, { dev: Hits; heldOut: Hits }> = {};
+    const cosinesTo = (vectors: Float32Array[]): Scores => queryVectors.map((qv) => vectors.map((v) => cosine(qv, v)));
+    const embeddedTexts: Record<string, { dev: Hits; heldOut: Hits }> = {};
     for (const [name, text] of Object.entries(variants)) {
-      const vectors = await embedder.embed(parsed.map(text));
-      const ranked = queryVectors.map((qv) =>
-        parsed
-          .map((s, i) => ({ slug: s.slug, sim: cosine(qv, vectors[i]!) }))
-          .sort((a, b) => b.sim - a.sim)
-          .map((r) => r.slug),
-      );
-      out[name] = { dev: score(ranked, queries, false), heldOut: score(ranked, queries, true) };
+      embeddedTexts[name] = hitsOf(rankedBy(cosinesTo(await embedder.embed(parsed.map(text))), slugs));
     }
-    return out;
+
+    const serverVectors = await embedder.embed(parsed.map(variants["name + description + When to use (server)"]!));
+    const main = cosinesTo(serverVectors);
+    const bullets = parsed.map((s) => whenToUseBullets(s.body));
+    const bulletVectors = await embedder.embed(bullets.flat());
+    const meanBullet: Scores = queryVectors.map((qv) => {
+      let k = 0;
+      return bullets.map((b) => {
+        const sims = bulletVectors.slice(k, (k += b.length)).map((v) => cosine(qv, v));
+        return sims.length === 0 ? 0 : sims.reduce((a, x) => a + x, 0) / sims.length;
+      });
+    });
+    const mainAndBullets = main.map((r, i) => r.map((c, j) => (c + meanBullet[i]![j]!) / 2));
+    const queryLexemes = await Promise.all(queries.map(async (q) => new Map([...(await lexer.lexemes(q.query)).keys()].map((w) => [w, 1]))));
+    const bm25Over = async (text: (s: (typeof parsed)[number]) => string) => {
+      const index = bm25Index(await Promise.all(parsed.map((s) => lexer.lexemes(text(s)))));
+      return queryLexemes.map(index);
+    };
+    const whole = await bm25Over((s) => keywordText({ name: s.slug, description: s.description, content: s.body }));
+    const bodyOnly = await bm25Over((s) => s.body.slice(0, keywordBodyChars));
+    const shortFieldsTwice = await bm25Over((s) => {
+      const short = `${s.slug} ${s.description} ${whenToUseSection(s.body)} `;
+      return `${short}${short}${s.body.slice(0, keywordBodyChars)}`;
+    });
+    // Pseudo-relevance feedback: the query vector moved halfway towards the best hybrid skill's vector.
+    const firstFused = weightedSum(main, relativeToBest(whole), hybridKeywordWeight);
+    const feedback: Scores = queryVectors.map((qv, i) => {
+      const best = firstFused[i]!.indexOf(Math.max(...firstFused[i]!));
+      const moved = qv.map((x, d) => x + 0.5 * serverVectors[best]![d]!);
+      return serverVectors.map((v) => cosine(moved, v));
+    });
+    const candidates: Record<string, Scores> = {
+      [`hybrid, keyword weight ${hybridKeywordWeight} (server)`]: weightedSum(main, relativeToBest(whole), hybridKeywordWeight),
+      "hybrid, keyword weight 0.2": weightedSum(main, relativeToBest(whole), 0.2),
+      "BM25 over the body only, weight 0.35": weightedSum(main, relativeToBest(bodyOnly), 0.35),
+      "BM25 with name, description, When to use twice": weightedSum(main, relativeToBest(shortFieldsTwice), hybridKeywordWeight),
+      "cosine: mean of server text and When-to-use bullets": weightedSum(mainAndBullets, relativeToBest(whole), hybridKeywordWeight),
+      "query vector + 0.5 x best hybrid skill's (feedback)": weightedSum(feedback, relativeToBest(whole), hybridKeywordWeight),
+      "reciprocal rank fusion k 60, keyword 0.5": reciprocalRankFusion(main, whole, 0.5),
+      "z-score fusion, keyword 0.5": zScoreSum(main, whole, 0.5),
+      "z-score fusion, bullets in cosine, keyword 0.4": zScoreSum(mainAndBullets, whole, 0.4),
+    };
+    const ranking = Object.fromEntries(Object.entries(candidates).map(([name, sc]) => [name, hitsOf(rankedBy(sc, slugs))]));
+    return { embeddedTexts, ranking };
   } finally {
+    await lexer.close();
     await embedder.close();
   }
 }
@@ -191,9 +261,32 @@ async function latency(call: Call, queries: number) {
   return out;
 }
 
+/** Loads `size` synthetic skills, then measures search latency in every mode; prints both. */
+async function measureScale(call: Call, size: number, queries: number, labelled: number) {
+  const loaded = await load(call, size);
+  console.log(`\nloaded ${size} synthetic skills through the API in ${loaded.seconds.toFixed(0)} s (${loaded.perSecond.toFixed(0)} skills/s, searchable on answer)`);
+  const lat = await latency(call, queries);
+  console.log(`latency at ${size + labelled} skills, concurrency 1, fresh queries (query embedding included), REST:`);
+  console.log(
+    alignedTable([
+      ["mode", "p50 ms", "p95 ms", "p99 ms", "n", "embed p50/p95", "search p50/p95"],
+      ...modes.map((m) => {
+        const l = lat[m]!;
+        return [m, l.p50.toFixed(1), l.p95.toFixed(1), l.p99.toFixed(1), String(l.n), `${l.embed.p50.toFixed(1)}/${l.embed.p95.toFixed(1)}`, `${l.search.p50.toFixed(1)}/${l.search.p95.toFixed(1)}`];
+      }),
+    ]),
+  );
+  return { load: loaded, latency: lat };
+}
+
 async function main(): Promise<number> {
   const { values } = parseArgs({
-    options: { size: { type: "string", default: "10000" }, queries: { type: "string", default: "300" }, timeout: { type: "string", default: "1800" } },
+    options: {
+      size: { type: "string", default: "10000" },
+      queries: { type: "string", default: "300" },
+      timeout: { type: "string", default: "1800" },
+      "quality-only": { type: "boolean", default: false },
+    },
   });
   const size = positiveOption("size", values.size);
   const queries = positiveOption("queries", values.queries);
@@ -223,33 +316,24 @@ async function main(): Promise<number> {
     ]),
   );
 
-  const loaded = await load(call, size);
-  console.log(`\nloaded ${size} synthetic skills through the API in ${loaded.seconds.toFixed(0)} s (${loaded.perSecond.toFixed(0)} skills/s, searchable on answer)`);
-  const lat = await latency(call, queries);
-  console.log(`latency at ${size + q.skills} skills, concurrency 1, fresh queries (query embedding included), REST:`);
-  console.log(
-    alignedTable([
-      ["mode", "p50 ms", "p95 ms", "p99 ms", "n", "embed p50/p95", "search p50/p95"],
-      ...modes.map((m) => {
-        const l = lat[m]!;
-        return [m, l.p50.toFixed(1), l.p95.toFixed(1), l.p99.toFixed(1), String(l.n), `${l.embed.p50.toFixed(1)}/${l.embed.p95.toFixed(1)}`, `${l.search.p50.toFixed(1)}/${l.search.p95.toFixed(1)}`];
-      }),
-    ]),
-  );
+  let scale: { load: Awaited<ReturnType<typeof load>>; latency: Awaited<ReturnType<typeof latency>> } | undefined;
+  if (!values["quality-only"]) scale = await measureScale(call, size, queries, q.skills);
   await server.stop();
 
-  const alternatives = await embeddedTextAlternatives();
-  console.log("\nembedded text alternatives (plain cosine, use-lite, in process):");
-  console.log(
+  const alternatives = await inProcessAlternatives();
+  const hitsTable = (label: string, rows: Record<string, { dev: Hits; heldOut: Hits }>) =>
     alignedTable([
-      ["embedded text", "dev hit@1", "dev hit@3", "held-out hit@1", "held-out hit@3"],
-      ...Object.entries(alternatives).map(([name, r]) => [name, pct(r.dev.hit1), pct(r.dev.hit3), pct(r.heldOut.hit1), pct(r.heldOut.hit3)]),
-    ]),
-  );
+      [label, "dev hit@1", "dev hit@3", "held-out hit@1", "held-out hit@3"],
+      ...Object.entries(rows).map(([name, r]) => [name, pct(r.dev.hit1), pct(r.dev.hit3), pct(r.heldOut.hit1), pct(r.heldOut.hit3)]),
+    ]);
+  console.log("\nembedded text alternatives (plain cosine, use-lite, in process):");
+  console.log(hitsTable("embedded text", alternatives.embeddedTexts));
+  console.log("\nranking candidates (in process; BM25 over Postgres English lexemes, as the pgvector backend):");
+  console.log(hitsTable("candidate", alternatives.ranking));
 
   const out = path.join(fileURLToPath(new URL("./results/", import.meta.url)), "skill-search.json");
   await mkdir(path.dirname(out), { recursive: true });
-  await writeFile(out, JSON.stringify({ machine, startedAt: new Date().toISOString(), quality: q, load: { size, ...loaded }, latency: lat, alternatives }, null, 2));
+  await writeFile(out, JSON.stringify({ machine, startedAt: new Date().toISOString(), quality: q, ...(scale ? { load: { size, ...scale.load }, latency: scale.latency } : {}), alternatives }, null, 2));
   console.log(`\nwrote ${path.relative(process.cwd(), out)}`);
   return 0;
 }
