@@ -18,8 +18,9 @@
 //
 // Measure (the server in a child process, as deployed, with the real query embedder, contradiction
 // detection on): recall per mode at concurrency 1 with a query never sent before (the query embedding is
-// in every number), hybrid at --concurrency, hybrid with each filter (type 1/6, tag 4%, metadata 2.5%,
-// a 30-day creation window 8%), list pages (first, deep by page token, filtered), get by id, and single
+// in every number), hybrid at --concurrency, hybrid with each filter (type 1/6, tag 4%, metadata 0.5%, 2.5%
+// and 25%, a 30-day creation window 8%; each filter's p50/p95 is also printed against unfiltered hybrid's),
+// list pages (first, deep by page token, filtered), get by id, and single
 // creates. Semantic results are latency only: the memories' vectors are hashes, the queries' the model's.
 // Writes bench/results/scale.json.
 
@@ -155,10 +156,17 @@ async function measure(m: Measure, now: number): Promise<Phase[]> {
   const filters: Array<[string, Record<string, unknown>]> = [
     ["type fact (1/6)", { types: ["fact"] }],
     ["tag tag-7 (4%)", { tags: ["tag-7"] }],
+    ["metadata shard 7 (0.5%)", { metadata: { shard: 7 } }],
     ["metadata project-3 (2.5%)", { metadata: { project: "project-3" } }],
+    ["metadata tier 1 (25%)", { metadata: { tier: 1 } }],
     ["30-day window (8%)", window],
   ];
-  for (const [name, filter] of filters) out.push(await phase(m, `recall hybrid, ${name}`, 1, recall(m, "hybrid", filter)));
+  const unfiltered = out.find((p) => p.phase === "recall hybrid" && p.concurrency === 1)!;
+  for (const [name, filter] of filters) {
+    const p = await phase(m, `recall hybrid, ${name}`, 1, recall(m, "hybrid", filter));
+    console.error(`    against unfiltered hybrid: p50 ${(p.p50Ms / unfiltered.p50Ms).toFixed(2)}x, p95 ${(p.p95Ms / unfiltered.p95Ms).toFixed(2)}x`);
+    out.push(p);
+  }
   const list = (query: string) => () => ({ method: "GET" as const, path: `/api/v1/agent/memories?${query}` });
   out.push(await phase(m, "list first page (50)", 1, list("pageSize=50")));
   out.push(await phase(m, "list first page, type + tag", 1, list("pageSize=50&types=fact&tags=tag-7")));

@@ -6,6 +6,7 @@ import { prng, syntheticMemory } from "./synthetic.js";
 // compared with the unfiltered search:
 //   type: one of six, by i (1/6 each)                 tags: 2 of 50 (about 4% carry a given tag)
 //   metadata.project: one of 40 (2.5% each)           createdAt: spread evenly over the year before `now`
+//   metadata.shard: one of 200 (0.5% each)            metadata.tier: one of 4 (25% each)
 
 export const scaleTypes = ["fact", "lesson", "directive", "preference", "contact", "bookmark"] as const;
 export const scaleTags = Array.from({ length: 50 }, (_, t) => `tag-${t}`);
@@ -28,7 +29,8 @@ export function scaleMemory(i: number, ids: { id: string; workspaceId: string; k
     source: "direct",
     validFrom: createdAt,
     validUntil: null,
-    metadata: { project: scaleProjects[Math.floor(random() * scaleProjects.length)]!, n: i % 100 },
+    // Drawn in this order, so the fields added later left the earlier ones as they were.
+    metadata: { project: scaleProjects[Math.floor(random() * scaleProjects.length)]!, n: i % 100, shard: Math.floor(random() * 200), tier: Math.floor(random() * 4) },
     confidence: 1,
     severity: null,
     state: "active",

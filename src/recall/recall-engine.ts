@@ -3,7 +3,8 @@ import type { Database } from "../db/database.js";
 import type { MemoryRecord } from "../memories/memory-store.js";
 import { recheckCandidates, type CheckedCandidate } from "./candidate-store.js";
 import { matchesFilter } from "./filter-match.js";
-import { keepMetadataMatches } from "./metadata-candidates.js";
+import { keepMetadataMatches, searchMatching } from "./metadata-candidates.js";
+import { defaultOverfetch, type OverfetchLimits } from "./overfetch.js";
 import { withPending, type PendingReader } from "./pending-candidates.js";
 import type { RecallQuery } from "./recall-rules.js";
 import {
@@ -84,6 +85,10 @@ export interface RecallEngineDeps {
   rerankCandidates?: number;
   /** Memories written but not indexed yet (read-your-writes). */
   readPending: PendingReader;
+  /** Most metadata matches passed to the index as an id prefilter (defaultMetadataPrefilterLimit). */
+  metadataPrefilterLimit?: number;
+  /** How searches over-fetch when a metadata filter is applied to their hits (defaultOverfetch). */
+  overfetch?: OverfetchLimits;
 }
 
 /** How many candidates each search contributes: enough headroom for filtering and deduplication. */
@@ -144,9 +149,16 @@ export async function runRecall(deps: RecallEngineDeps, q: RecallQuery, access: 
   // Pending writes are read before the index is searched: a memory the indexer moves from its job to the
   // index meanwhile is then in the index when searched, so a write is never missed by both.
   const pendingRead = deps.readPending(access, { filter, metadata: q.metadata, keywordQuery: q.mode === "semantic" ? null : q.query, vectors: q.mode !== "keyword" });
+  // A metadata filter matching too many memories to prefilter the index by id is applied to each search's
+  // hits, and the search asked again for more until `pool` of them match.
+  const postFilter = q.metadata && !filter.ids ? q.metadata : null;
+  const matching = postFilter ? (ids: string[]) => keepMetadataMatches(deps.db, ids, postFilter) : null;
+  const overfetch = deps.overfetch ?? defaultOverfetch;
+  const filled = <H extends { id: string }>(search: (k: number) => Promise<H[]>): Promise<H[]> =>
+    matching ? searchMatching(search, matching, pool, overfetch) : search(pool);
   const [indexedSemantic, indexedKeyword, vector, pending] = await Promise.all([
-    queryVector ? Promise.all([queryVector, pendingRead]).then(([v]) => deps.vectors.search(v, filter, pool)) : ([] as VectorHit[]),
-    q.mode === "semantic" ? ([] as KeywordHit[]) : pendingRead.then(() => deps.vectors.keywordSearch(q.query, filter, pool)),
+    queryVector ? Promise.all([queryVector, pendingRead]).then(([v]) => filled((k) => deps.vectors.search(v, filter, k))) : ([] as VectorHit[]),
+    q.mode === "semantic" ? ([] as KeywordHit[]) : pendingRead.then(() => filled((k) => deps.vectors.keywordSearch(q.query, filter, k))),
     queryVector,
     pendingRead,
   ]);
@@ -164,11 +176,9 @@ export async function runRecall(deps: RecallEngineDeps, q: RecallQuery, access: 
     if (vector) cosineById.set(h.id, cosine(vector, h.vector));
   }
   const keywordQuery = q.mode === "semantic" ? null : q.query;
-  // A metadata filter matching too many memories to prefilter the index by id is applied to the candidates.
-  const postFilter = q.metadata && !filter.ids ? q.metadata : null;
-  const checked = await recheckCandidates(deps.db, access, postFilter ? await keepMetadataMatches(deps.db, ids, postFilter) : ids, keywordQuery);
+  const checked = await recheckCandidates(deps.db, access, ids, keywordQuery);
   const allSuccessors = await loadSuccessors(deps, access, checked, filter, keywordQuery);
-  const keptSuccessors = postFilter && allSuccessors.length > 0 ? new Set(await keepMetadataMatches(deps.db, allSuccessors.map((c) => c.memory.id), postFilter)) : null;
+  const keptSuccessors = matching && allSuccessors.length > 0 ? new Set(await matching(allSuccessors.map((c) => c.memory.id))) : null;
   const successors = keptSuccessors ? allSuccessors.filter((c) => keptSuccessors.has(c.memory.id)) : allSuccessors;
   const searchMs = performance.now() - started - embedMs;
 

@@ -162,7 +162,7 @@ export function recallService(deps: RecallServiceDeps): ServiceImpl<typeof Recal
         ...(q.createdBefore ? { createdBefore: q.createdBefore.getTime() } : {}),
       };
       if (q.metadata) {
-        const matching = await metadataPrefilter(deps.db, scopeOf(principal), filter, q.metadata);
+        const matching = await metadataPrefilter(deps.db, scopeOf(principal), filter, q.metadata, deps.metadataPrefilterLimit);
         if (matching) filter.ids = matching;
       }
       const result = await runRecall(deps, q, scopeOf(principal), filter);

@@ -3,6 +3,7 @@ import type { Database } from "../db/database.js";
 import type { Embedder } from "../embeddings/embedder.js";
 import { loadMemories, type MemoryRecord } from "../memories/memory-store.js";
 import { coalescedRuns } from "./coalesced-runs.js";
+import { reconcileInPages, reconcilePageSize } from "./reconcile.js";
 import { vectorFromBytes } from "./vector/records.js";
 import type { VectorIndex, VectorRecord } from "./vector/vector-index.js";
 
@@ -150,19 +151,9 @@ export function createIndexer(
   });
   const drain = runs.run;
 
-  async function reconcile(): Promise<{ queued: number; removed: number }> {
-    // The index first: whatever it holds was committed before, so a memory created meanwhile can be
-    // queued twice (harmless) but never mistaken for an orphan and lose its vector.
-    const indexed = await vectors.ids();
-    const stored = new Set((await db.query<{ id: string }>("select id from memories")).map((r) => r.id));
-    const missing = [...stored].filter((id) => !indexed.has(id));
-    const orphans = [...indexed].filter((id) => !stored.has(id));
-    if (missing.length > 0) {
-      await db.query("insert into index_outbox (memory_id) select unnest($1::text[])", [missing]);
-    }
-    if (orphans.length > 0) await vectors.delete(orphans);
-    return { queued: missing.length, removed: orphans.length };
-  }
+  /** See reconcileInPages for why a memory created meanwhile never loses its vector. */
+  const reconcile = (pageSize = reconcilePageSize) =>
+    reconcileInPages(db, vectors, { table: "memories", queueSql: "insert into index_outbox (memory_id) select unnest($1::text[])" }, pageSize);
 
   /** Background work stops with the indexer: once stop() has returned, nothing here touches storage again. */
   function drainInBackground(): void {

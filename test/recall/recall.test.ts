@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RecallService } from "../../gen/agent/v1/recall_pb.js";
 import { grpcClient } from "../support/grpc-client.js";
 import { backends, rest, startTestServer, type TestServer } from "../support/test-server.js";
+import { indexedIds } from "../support/indexed-ids.js";
 
 type Rest = ReturnType<typeof rest>;
 
@@ -194,11 +195,11 @@ describe.each(backends)("recall (%s)", (backend) => {
       await agent("DELETE", `/api/v1/agent/memories/${id}`);
       const deleted = await recall({ query: "where is the coffee machine", limit: 10 });
       expect(deleted.memories.map((m: { id: string }) => m.id)).not.toContain(id);
-      expect(await server.app.vectors.ids()).toContain(id);
+      expect(await indexedIds(server.app.vectors)).toContain(id);
     } finally {
       await server.app.indexer.drain();
     }
-    expect(await server.app.vectors.ids()).not.toContain(id);
+    expect(await indexedIds(server.app.vectors)).not.toContain(id);
   });
 
   it("validates the request, naming the field and rule", async () => {

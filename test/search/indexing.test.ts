@@ -13,6 +13,7 @@ import { createSkillIndexer } from "../../src/search/skills/skill-indexer.js";
 import type { VectorIndex } from "../../src/search/vector/vector-index.js";
 import { spawnServer } from "../support/child-server.js";
 import { adminKey, rest, startTestServer, type TestServer } from "../support/test-server.js";
+import { indexedIds } from "../support/indexed-ids.js";
 
 /** Same vector for every text: these tests are about what reaches the index, not about similarity. */
 const constantEmbedder = {
@@ -50,12 +51,12 @@ describe("indexing follows Postgres through the outbox", () => {
     const indexer = createIndexer(server.app.db, flaky, constantEmbedder, pino({ level: "silent" }));
     await expect(indexer.drain()).rejects.toThrow("disk full");
     expect(await outboxSize(server)).toBe(2);
-    for (const id of created.body.ids) expect(await server.app.vectors.ids()).not.toContain(id);
+    for (const id of created.body.ids) expect(await indexedIds(server.app.vectors)).not.toContain(id);
 
     failing = false;
     expect(await indexer.drain()).toBe(2);
     expect(await outboxSize(server)).toBe(0);
-    const indexed = await server.app.vectors.ids();
+    const indexed = await indexedIds(server.app.vectors);
     for (const id of created.body.ids) expect(indexed).toContain(id);
   });
 
@@ -87,9 +88,10 @@ describe("reconciliation", () => {
         return server.app.db.query(...args);
       }) as typeof db.query;
       const silent = pino({ level: "silent" });
+      type EachIdPage = (size: number, fn: (ids: string[]) => Promise<void>) => Promise<void>;
       const indexers = [
-        (ids: () => Promise<Set<string>>) => createIndexer(db, { ...server.app.vectors, ids }, constantEmbedder, silent),
-        (ids: () => Promise<Set<string>>) => createSkillIndexer(db, { ...server.app.skillIndex, ids }, constantEmbedder, silent),
+        (eachIdPage: EachIdPage) => createIndexer(db, { ...server.app.vectors, eachIdPage }, constantEmbedder, silent),
+        (eachIdPage: EachIdPage) => createSkillIndexer(db, { ...server.app.skillIndex, eachIdPage }, constantEmbedder, silent),
       ];
       for (const create of indexers) {
         let release!: () => void;
@@ -98,7 +100,6 @@ describe("reconciliation", () => {
         const indexer = create(async () => {
           reconciling = true;
           await held;
-          return new Set<string>();
         });
         indexer.start();
         expect(reconciling).toBe(true);
@@ -120,6 +121,41 @@ describe("reconciliation", () => {
     }
   });
 
+  it.each(["lancedb", "pgvector"])("queues what the %s indexes lack and removes what storage lacks, page by page", async (vectorBackend) => {
+    const server = await startTestServer("pglite", { VECTOR_BACKEND: vectorBackend });
+    try {
+      const agent = rest(server.url, await server.createKey("acme", "agent-1"));
+      const memories = (await agent("POST", "/api/v1/agent/memories", { memories: ["Lisbon", "Oslo", "Kyoto", "Lima", "Accra"].map((city) => ({ content: `The team offsite is in ${city}`, type: "fact" })) })).body.ids as string[];
+      const skills: string[] = [];
+      for (const name of ["release-notes", "invoice-reminders", "standup-summary"]) {
+        skills.push((await agent("POST", "/api/v1/agent/skills", { name, description: `Writes the ${name.replace("-", " ")}.`, content: `# ${name}\n` })).body.skill.id);
+      }
+      await server.app.indexer.drain();
+      await server.app.skillIndexer.drain();
+      await server.app.indexer.stop();
+      await server.app.skillIndexer.stop();
+      const [workspaceId] = (await server.app.db.query<{ workspace_id: string }>("select workspace_id from memories limit 1")).map((r) => r.workspace_id);
+      const vector = new Float32Array(512).fill(1 / Math.sqrt(512));
+      const orphans = ["mem_orphan_1", "mem_orphan_2", "mem_orphan_3"];
+      await server.app.vectors.delete([memories[1]!, memories[4]!]);
+      await server.app.vectors.upsert(orphans.map((id) => ({ id, content: "gone", workspaceId: workspaceId!, containers: ["agent-1"], type: "fact", tags: [], severity: null, confidence: 1, state: "active", validFrom: 0, validUntil: null, createdAt: 0, vector })));
+      await server.app.skillIndex.delete([skills[0]!]);
+      await server.app.skillIndex.upsert([{ id: "skl_orphan", workspaceId: workspaceId!, containers: ["*"], tags: [], maturity: "draft", state: "active", marketplace: false, text: "gone", vector }]);
+      const silent = pino({ level: "silent" });
+      // Pages of two: every page boundary on both sides is crossed.
+      expect(await createIndexer(server.app.db, server.app.vectors, constantEmbedder, silent).reconcile(2)).toEqual({ queued: 2, removed: 3 });
+      expect(await createSkillIndexer(server.app.db, server.app.skillIndex, constantEmbedder, silent).reconcile(2)).toEqual({ queued: 1, removed: 1 });
+      expect(await indexedIds(server.app.vectors)).toEqual(new Set([memories[0], memories[2], memories[3]]));
+      expect(await indexedIds(server.app.skillIndex)).toEqual(new Set(skills.slice(1)));
+      const queued = await server.app.db.query<{ id: string }>("select memory_id as id from index_outbox where indexed_at is null");
+      expect(queued.map((r) => r.id).sort()).toEqual([memories[1], memories[4]].sort());
+      const queuedSkills = await server.app.db.query<{ id: string }>("select skill_id as id from skill_index_outbox");
+      expect(queuedSkills.map((r) => r.id)).toContain(skills[0]);
+    } finally {
+      await server.close();
+    }
+  });
+
   it("never removes the vector of a memory written while it runs", async () => {
     const server = await startTestServer("pglite");
     try {
@@ -129,16 +165,16 @@ describe("reconciliation", () => {
       // The index is read while another writer creates and indexes a memory.
       const racing: VectorIndex = {
         ...server.app.vectors,
-        async ids() {
+        async eachIdPage(size, fn) {
           const created = await agent("POST", "/api/v1/agent/memories", { content: "Written mid-reconcile", type: "fact" });
           createdDuringReconcile = created.body.ids[0];
           await server.app.indexer.drain();
-          return server.app.vectors.ids();
+          return server.app.vectors.eachIdPage(size, fn);
         },
       };
       const { removed } = await createIndexer(server.app.db, racing, constantEmbedder, pino({ level: "silent" })).reconcile();
       expect(removed).toBe(0);
-      expect(await server.app.vectors.ids()).toContain(createdDuringReconcile);
+      expect(await indexedIds(server.app.vectors)).toContain(createdDuringReconcile);
     } finally {
       await server.close();
     }
@@ -168,7 +204,7 @@ describe("a node killed before indexing", () => {
     const server = await startTestServer("pglite", { DATA_DIR: dataDir });
     try {
       await server.app.indexer.drain();
-      expect(await server.app.vectors.ids()).toContain(created.body.ids[0]);
+      expect(await indexedIds(server.app.vectors)).toContain(created.body.ids[0]);
       const found = await rest(server.url, key)("POST", "/api/v1/agent/recall", { query: "coffee maker maintenance", searchMode: "semantic", limit: 1 });
       expect(found.body.memories[0].id).toBe(created.body.ids[0]);
     } finally {
@@ -204,7 +240,7 @@ describe("embedding model changes", () => {
       expect(stdout).toContain("re-embedding with use-lite/universal-sentence-encoder-lite (512-d)");
       expect(stdout).toMatch(/done: 1 memory jobs and 1 skill jobs/);
       const reindexed = await openLanceSkillIndex({ uri: path.join(dataDir, "lance"), dimensions: 512 });
-      expect([...(await reindexed.ids())]).toEqual([skill.body.skill.id]);
+      expect([...(await indexedIds(reindexed))]).toEqual([skill.body.skill.id]);
       await reindexed.close();
 
       const again = await startTestServer("pglite", { DATA_DIR: dataDir });

@@ -1,6 +1,7 @@
 import { Index, type Table as LanceTable } from "@lancedb/lancedb";
 import { Bool, Field, FixedSizeList, Float32, List, RecordBatch, Schema, Struct, Table, Utf8, makeData, vectorFromArray, type DataType } from "apache-arrow";
 import { idIn } from "../vector/lance-filter.js";
+import { eachLanceIdPage, lanceHolding } from "../vector/lance-ids.js";
 import { checkDimensions } from "../vector/records.js";
 import { serialQueue } from "../vector/serial.js";
 import { connectLance, type LanceConnectionOptions } from "../vector/lance-session.js";
@@ -155,12 +156,9 @@ export async function openLanceSkillIndex(options: LanceConnectionOptions & { di
         await ensureAnnIndex(table, rows, defaultAnnThreshold);
       }),
 
-    async ids() {
-      const column = (await table.query().select(["id"]).toArrow()).getChild("id");
-      const ids = new Set<string>();
-      if (column) for (const id of column) ids.add(id as string);
-      return ids;
-    },
+    eachIdPage: (size, fn) => eachLanceIdPage(table, size, fn),
+
+    holding: (ids) => lanceHolding(table, ids),
 
     count: () => table.countRows(),
 

@@ -4,6 +4,7 @@ import type { Embedder } from "../../embeddings/embedder.js";
 import { loadSkills } from "../../skills/skill-store.js";
 import { embeddedText, keywordText } from "../../skills/skill-text.js";
 import { coalescedRuns } from "../coalesced-runs.js";
+import { reconcileInPages, reconcilePageSize } from "../reconcile.js";
 import { indexedContainers, type SkillVectorIndex } from "./skill-vector-index.js";
 
 // Postgres is the truth; the skills collection follows it through skill_index_outbox, written in the
@@ -75,15 +76,8 @@ export function createSkillIndexer(
     drain().catch((err: unknown) => log.error({ err }, "skill indexing failed; queued skills stay queued and are retried"));
   };
 
-  async function reconcile(): Promise<{ queued: number; removed: number }> {
-    const indexed = await index.ids();
-    const stored = new Set((await db.query<{ id: string }>("select id from skills")).map((r) => r.id));
-    const missing = [...stored].filter((id) => !indexed.has(id));
-    const orphans = [...indexed].filter((id) => !stored.has(id));
-    if (missing.length > 0) await db.query("insert into skill_index_outbox (skill_id) select unnest($1::text[])", [missing]);
-    if (orphans.length > 0) await index.delete(orphans);
-    return { queued: missing.length, removed: orphans.length };
-  }
+  const reconcile = (pageSize = reconcilePageSize) =>
+    reconcileInPages(db, index, { table: "skills", queueSql: "insert into skill_index_outbox (skill_id) select unnest($1::text[])" }, pageSize);
 
   return {
     /** Indexes one batch of queued jobs; the number handled, 0 when the outbox is empty. */

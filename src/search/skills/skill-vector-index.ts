@@ -47,7 +47,10 @@ export interface SkillVectorIndex {
   keywordSearch(query: string, filter: SkillVectorFilter, k: number): Promise<KeywordHit[]>;
   /** Compacts the collection after writes. */
   optimize(): Promise<void>;
-  ids(): Promise<Set<string>>;
+  /** Every id in the index, a page of at most `size` at a time, for reconciliation with the system of record. */
+  eachIdPage(size: number, fn: (ids: string[]) => Promise<void>): Promise<void>;
+  /** Those of `ids` the index holds. */
+  holding(ids: readonly string[]): Promise<string[]>;
   count(): Promise<number>;
   close(): Promise<void>;
 }

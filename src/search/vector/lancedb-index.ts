@@ -2,6 +2,7 @@ import { Index, MatchQuery, type Table } from "@lancedb/lancedb";
 import { lanceAnalyser } from "../analyser.js";
 import { inFlightGate } from "./in-flight-gate.js";
 import { idIn, lanceFilter } from "./lance-filter.js";
+import { eachLanceIdPage, lanceHolding } from "./lance-ids.js";
 import { lanceSchema, toArrowTable } from "./lance-records.js";
 import { retryConflicts } from "./lance-retry.js";
 import { connectLance, type LanceConnectionOptions } from "./lance-session.js";
@@ -141,7 +142,9 @@ export async function openLanceIndex(options: LanceIndexOptions): Promise<Vector
 
     count: () => gate.run(() => table.countRows()),
 
-    ids: () => gate.run(ids),
+    eachIdPage: (size, fn) => gate.run(() => eachLanceIdPage(table, size, fn)),
+
+    holding: (ids) => gate.run(() => lanceHolding(table, ids)),
 
     async close() {
       await gate.close();
@@ -153,14 +156,6 @@ export async function openLanceIndex(options: LanceIndexOptions): Promise<Vector
   async function keywordSearch(query: string, filter: VectorFilter, k: number): Promise<KeywordHit[]> {
     if (k <= 0 || matchesNothing(filter)) return [];
     return bm25Search(table, "content", query, lanceFilter(filter), k);
-  }
-
-  async function ids(): Promise<Set<string>> {
-    // An empty table yields an Arrow table without columns.
-    const column = (await table.query().select(["id"]).toArrow()).getChild("id");
-    const found = new Set<string>();
-    if (column) for (const id of column) found.add(id as string);
-    return found;
   }
 }
 

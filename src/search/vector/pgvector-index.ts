@@ -1,6 +1,6 @@
 import { toSql } from "pgvector";
 import type { Database } from "../../db/database.js";
-import { pgvectorSql } from "./pgvector-sql.js";
+import { eachPgIdPage, pgvectorSql } from "./pgvector-sql.js";
 import { cachedCorpusStats, type CorpusStats } from "../corpus-stats.js";
 import { checkDimensions, lastPerId, matchesNothing } from "./records.js";
 import type { VectorFilter, VectorHit, VectorIndex } from "./vector-index.js";
@@ -115,8 +115,10 @@ export async function openPgvectorIndex(db: Database, dimensions: number): Promi
       await db.query(sql.optimize);
     },
 
-    async ids() {
-      return new Set((await db.query<{ id: string }>(sql.ids)).map((r) => r.id));
+    eachIdPage: (size, fn) => eachPgIdPage(db, sql.idPage, size, fn),
+
+    async holding(ids) {
+      return ids.length === 0 ? [] : (await db.query<{ id: string }>(sql.holding, [ids])).map((r) => r.id);
     },
 
     async count() {

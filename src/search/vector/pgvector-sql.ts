@@ -1,3 +1,5 @@
+import type { Sql } from "../../db/database.js";
+
 /**
  * The filter of both searches, with absent optional filters passed as null; each query is planned with
  * its values, so those terms fold away. $1 is the query (vector or text), $13 the limit.
@@ -13,6 +15,16 @@ const filterCondition = (alias: string) => `${alias}workspace_id = $2
   and ($10::bigint is null or ${alias}created_at < $10::bigint)
   and ($11::bigint is null or (${alias}valid_from <= $11::bigint and (${alias}valid_until is null or ${alias}valid_until > $11::bigint)))
   and ($12::text[] is null or ${alias}id = any($12::text[]))`;
+
+/** Runs idPageSql (ids after $1, at most $2, in order) page after page, calling fn with each. */
+export async function eachPgIdPage(sql: Sql, idPageSql: string, size: number, fn: (ids: string[]) => Promise<void>): Promise<void> {
+  for (let after: string | null = null; ; ) {
+    const ids: string[] = (await sql.query<{ id: string }>(idPageSql, [after, size])).map((r) => r.id);
+    if (ids.length > 0) await fn(ids);
+    if (ids.length < size) return;
+    after = ids.at(-1)!;
+  }
+}
 
 const k1 = 1.2;
 const b = 0.75;
@@ -115,7 +127,9 @@ export function pgvectorSql(dimensions: number) {
       ) h
       order by q.i, h.distance`,
     count: `select count(*)::int as n from ${table}`,
-    ids: `select id from ${table}`,
+    /** $1: the last id of the previous page or null, $2: the page size. */
+    idPage: `select id from ${table} where ($1::text is null or id > $1::text) order by id limit $2`,
+    holding: `select id from ${table} where id = any($1::text[])`,
     /** Cleans dead index entries left by updates and deletes, and refreshes the statistics the planner uses to choose between HNSW and the filter indexes. */
     optimize: `vacuum (analyze) ${table}`,
   };

@@ -69,7 +69,9 @@ export interface VectorIndex {
   optimize(): Promise<void>;
   /** Number of records, for reconciliation and tests. */
   count(): Promise<number>;
-  /** Every id in the index, for reconciliation with the system of record. */
-  ids(): Promise<Set<string>>;
+  /** Every id in the index, a page of at most `size` at a time, for reconciliation with the system of record. */
+  eachIdPage(size: number, fn: (ids: string[]) => Promise<void>): Promise<void>;
+  /** Those of `ids` the index holds. */
+  holding(ids: readonly string[]): Promise<string[]>;
   close(): Promise<void>;
 }
