@@ -1,4 +1,5 @@
 import type { Sql } from "../db/database.js";
+import { eachTableIdPage, tableHolding } from "../db/table-ids.js";
 
 // Reconciling a search index with its system of record, a page at a time on each side, so memory is
 // bounded by a page and no step holds the event loop for long, whatever the collection's size (reading
@@ -33,27 +34,19 @@ export interface StoredIds {
 export async function reconcileInPages(db: Sql, index: PagedIds, stored: StoredIds, pageSize = reconcilePageSize): Promise<{ queued: number; removed: number }> {
   let removed = 0;
   await index.eachIdPage(pageSize, async (ids) => {
-    const kept = new Set((await db.query<{ id: string }>(`select id from ${stored.table} where id = any($1::text[])`, [ids])).map((r) => r.id));
+    const kept = new Set(await tableHolding(db, stored.table, ids));
     const orphans = ids.filter((id) => !kept.has(id));
     if (orphans.length === 0) return;
     await index.delete(orphans);
     removed += orphans.length;
   });
   let queued = 0;
-  // Keyset pages in the table's own order of ids.
-  for (let after: string | null = null; ; ) {
-    const ids: string[] = (
-      await db.query<{ id: string }>(`select id from ${stored.table} where ($1::text is null or id > $1::text) order by id limit $2`, [after, pageSize])
-    ).map((r) => r.id);
-    if (ids.length === 0) break;
+  await eachTableIdPage(db, stored.table, pageSize, async (ids) => {
     const held = new Set(await index.holding(ids));
     const missing = ids.filter((id) => !held.has(id));
-    if (missing.length > 0) {
-      await db.query(stored.queueSql, [missing]);
-      queued += missing.length;
-    }
-    if (ids.length < pageSize) break;
-    after = ids.at(-1)!;
-  }
+    if (missing.length === 0) return;
+    await db.query(stored.queueSql, [missing]);
+    queued += missing.length;
+  });
   return { queued, removed };
 }

@@ -2,7 +2,7 @@ import { toSql } from "pgvector";
 import type { Database } from "../../db/database.js";
 import { cachedCorpusStats, type CorpusStats } from "../corpus-stats.js";
 import { checkDimensions } from "../vector/records.js";
-import { eachPgIdPage } from "../vector/pgvector-sql.js";
+import { eachTableIdPage, tableHolding } from "../../db/table-ids.js";
 import { skillFilterMatchesNothing, type SkillVectorIndex } from "./skill-vector-index.js";
 
 /** Corpus statistics change slowly; counting a workspace's skills on every search would scan them all. */
@@ -162,11 +162,9 @@ export async function openPgvectorSkillIndex(db: Database, dimensions: number): 
       await db.query(`vacuum (analyze) ${table}`);
     },
 
-    eachIdPage: (size, fn) => eachPgIdPage(db, `select id from ${table} where ($1::text is null or id > $1::text) order by id limit $2`, size, fn),
+    eachIdPage: (size, fn) => eachTableIdPage(db, table, size, fn),
 
-    async holding(ids) {
-      return ids.length === 0 ? [] : (await db.query<{ id: string }>(`select id from ${table} where id = any($1::text[])`, [ids])).map((r) => r.id);
-    },
+    holding: (ids) => tableHolding(db, table, ids),
 
     async count() {
       const [row] = await db.query<{ n: number }>(`select count(*)::int as n from ${table}`);

@@ -1,6 +1,7 @@
 import { toSql } from "pgvector";
 import type { Database } from "../../db/database.js";
-import { eachPgIdPage, pgvectorSql } from "./pgvector-sql.js";
+import { eachTableIdPage, tableHolding } from "../../db/table-ids.js";
+import { pgvectorSql } from "./pgvector-sql.js";
 import { cachedCorpusStats, type CorpusStats } from "../corpus-stats.js";
 import { checkDimensions, lastPerId, matchesNothing } from "./records.js";
 import type { VectorFilter, VectorHit, VectorIndex } from "./vector-index.js";
@@ -115,11 +116,9 @@ export async function openPgvectorIndex(db: Database, dimensions: number): Promi
       await db.query(sql.optimize);
     },
 
-    eachIdPage: (size, fn) => eachPgIdPage(db, sql.idPage, size, fn),
+    eachIdPage: (size, fn) => eachTableIdPage(db, sql.table, size, fn),
 
-    async holding(ids) {
-      return ids.length === 0 ? [] : (await db.query<{ id: string }>(sql.holding, [ids])).map((r) => r.id);
-    },
+    holding: (ids) => tableHolding(db, sql.table, ids),
 
     async count() {
       const [row] = await db.query<{ n: number }>(sql.count);

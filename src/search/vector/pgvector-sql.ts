@@ -1,5 +1,3 @@
-import type { Sql } from "../../db/database.js";
-
 /**
  * The filter of both searches, with absent optional filters passed as null; each query is planned with
  * its values, so those terms fold away. $1 is the query (vector or text), $13 the limit.
@@ -16,16 +14,6 @@ const filterCondition = (alias: string) => `${alias}workspace_id = $2
   and ($11::bigint is null or (${alias}valid_from <= $11::bigint and (${alias}valid_until is null or ${alias}valid_until > $11::bigint)))
   and ($12::text[] is null or ${alias}id = any($12::text[]))`;
 
-/** Runs idPageSql (ids after $1, at most $2, in order) page after page, calling fn with each. */
-export async function eachPgIdPage(sql: Sql, idPageSql: string, size: number, fn: (ids: string[]) => Promise<void>): Promise<void> {
-  for (let after: string | null = null; ; ) {
-    const ids: string[] = (await sql.query<{ id: string }>(idPageSql, [after, size])).map((r) => r.id);
-    if (ids.length > 0) await fn(ids);
-    if (ids.length < size) return;
-    after = ids.at(-1)!;
-  }
-}
-
 const k1 = 1.2;
 const b = 0.75;
 
@@ -35,6 +23,7 @@ export function pgvectorSql(dimensions: number) {
   const columns = `id, workspace_id, containers, type, tags, severity, confidence, state, valid_from, valid_until, created_at`;
   const updates = [...columns.split(", ").slice(1), "embedding"].map((c) => `${c} = excluded.${c}`).join(", ");
   return {
+    table,
     /** Serialises schema creation across nodes starting at once (the migrations use 727_110_001). */
     lockId: 727_110_002,
     schema: [
@@ -128,8 +117,6 @@ export function pgvectorSql(dimensions: number) {
       order by q.i, h.distance`,
     count: `select count(*)::int as n from ${table}`,
     /** $1: the last id of the previous page or null, $2: the page size. */
-    idPage: `select id from ${table} where ($1::text is null or id > $1::text) order by id limit $2`,
-    holding: `select id from ${table} where id = any($1::text[])`,
     /** Cleans dead index entries left by updates and deletes, and refreshes the statistics the planner uses to choose between HNSW and the filter indexes. */
     optimize: `vacuum (analyze) ${table}`,
   };
