@@ -25,7 +25,7 @@ if ((await idx.count()) < n) {
     const recs: VectorRecord[] = [];
     for (let i = s; i < Math.min(n, s + 5000); i++) {
       const content = syntheticMemory(i);
-      recs.push({ id: pad(i), content, workspaceId: "ws", containers: ["c"], type: "fact", tags: [], severity: null, confidence: 1, state: "active", validFrom: 0, validUntil: null, createdAt: i, vector: hashVector(content, 512) });
+      recs.push({ id: pad(i), content, workspaceId: "ws", containers: ["c"], type: "fact", tags: [], severity: null, confidence: 1, state: "active", validFrom: 0, validUntil: null, createdAt: i, metadataTerms: [], vector: hashVector(content, 512) });
     }
     await idx.upsert(recs);
   }

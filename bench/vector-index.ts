@@ -139,6 +139,7 @@ async function runOne(backend: Backend, rows: number, loadCapS: number): Promise
           validFrom: 0,
           validUntil: null,
           createdAt: Date.now(),
+          metadataTerms: [],
           vector,
         };
       });

@@ -102,8 +102,6 @@ const mcpToolsPath = new URL("../gen/mcp-tools.json", import.meta.url);
 export interface StartOptions {
   /** Where log lines go instead of stdout (tests read them). */
   logStream?: DestinationStream;
-  /** Most metadata matches a recall passes to the index as an id prefilter (tests lower it to reach the over-fetch). */
-  metadataPrefilterLimit?: number;
 }
 
 /** How often open gRPC health watches re-check readiness. */
@@ -177,7 +175,6 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
         : null,
       rerankCandidates: config.RERANK_CANDIDATES,
       readPending: pendingReader(db),
-      metadataPrefilterLimit: options.metadataPrefilterLimit,
       traces,
       receiptsEnabled: config.RECEIPTS_ENABLED,
       usage,

@@ -40,16 +40,15 @@ export function scopeConditions(scope: Scope, alias = "m"): Conditions {
  */
 export function addMetadataConditions(c: Conditions, filter: MetadataFilter, alias = "m"): void {
   c.add(`${alias}.metadata @> $::jsonb`, JSON.stringify(filter.contains));
-  if (filter.arrays.length > 0) {
-    c.add(
-      `not exists (select 1 from jsonb_to_recordset($::jsonb) as a(path text[], value jsonb) where ${alias}.metadata #> a.path is distinct from a.value)`,
-      JSON.stringify(filter.arrays),
-    );
-  }
+  if (filter.arrays.length > 0) c.add(metadataArraysEqual(alias, "$"), JSON.stringify(filter.arrays));
 }
 
+/** SQL: the memory's metadata holds each of `param`'s arrays (a JSON array of {path, value}) at its path. */
+export const metadataArraysEqual = (alias: string, param: string) =>
+  `not exists (select 1 from jsonb_to_recordset(${param}::jsonb) as a(path text[], value jsonb) where ${alias}.metadata #> a.path is distinct from a.value)`;
+
 /** A metadata filter matching at most this many memories is answered from the GIN index, then sorted. */
-export const fewMatches = 1000;
+const fewMatches = 1000;
 
 /**
  * Runs fn in a transaction whose queries may only use bitmap scans, so a metadata filter is looked up in its
@@ -57,7 +56,7 @@ export const fewMatches = 1000;
  * memories are all of one type), expects many matches, and walks the creation index filtering every row:
  * at 1M memories a page matching nothing took 1.4 s.
  */
-export function withBitmapScans<T>(db: Database, fn: (tx: Sql) => Promise<T>): Promise<T> {
+function withBitmapScans<T>(db: Database, fn: (tx: Sql) => Promise<T>): Promise<T> {
   return db.transaction(async (tx) => {
     await tx.query("select set_config('enable_seqscan', 'off', true), set_config('enable_indexscan', 'off', true)");
     return fn(tx);

@@ -1,5 +1,7 @@
 import type { Scope } from "../accounts/container-scope.js";
 import type { Sql } from "../db/database.js";
+import type { MetadataFilter } from "../memories/metadata-filter.js";
+import { metadataArraysEqual } from "../memories/memory-list.js";
 import { memoryColumns, recordOf, visible, type MemoryRecord, type MemoryRow } from "../memories/memory-store.js";
 
 export interface CheckedCandidate {
@@ -11,7 +13,8 @@ export interface CheckedCandidate {
 }
 
 // Postgres is the truth: the index may still hold a memory deleted, changed or moved since it was indexed.
-// The same statement reports which query words each memory contains, using the parser and dictionaries of
+// A metadata filter is checked here too: the index matched the filter's terms (metadata-terms.ts), and
+// Postgres' containment decides. The same statement reports which query words each memory contains, using the parser and dictionaries of
 // the full-text column, so "ZX-4711" splits the same way for both.
 const recheckSql = `
 with terms as materialized (
@@ -23,11 +26,29 @@ select ${memoryColumns("m")},
   array(select t.word from terms t where t.lexeme = any(l.lexemes) order by t.word) as keyword_words,
   cardinality(l.lexemes) as term_count
 from memories m cross join lateral (select tsvector_to_array(m.tsv) as lexemes) l
-where m.id = any($1::text[]) and ${visible("m")}`;
+where m.id = any($1::text[]) and ${visible("m")}
+  and ($5::jsonb is null or m.metadata @> $5::jsonb)
+  and ($6::jsonb is null or ${metadataArraysEqual("m", "$6")})`;
 
-/** The candidates as stored now, limited to what the caller may see; keywordQuery null skips word matching. */
-export async function recheckCandidates(sql: Sql, scope: Scope, ids: readonly string[], keywordQuery: string | null): Promise<CheckedCandidate[]> {
+/**
+ * The candidates as stored now, limited to what the caller may see and to the metadata filter (null:
+ * none); keywordQuery null skips word matching.
+ */
+export async function recheckCandidates(
+  sql: Sql,
+  scope: Scope,
+  ids: readonly string[],
+  keywordQuery: string | null,
+  metadata: MetadataFilter | null,
+): Promise<CheckedCandidate[]> {
   if (ids.length === 0) return [];
-  const rows = await sql.query<MemoryRow & { keyword_words: string[]; term_count: number }>(recheckSql, [ids, scope.workspaceId, scope.container, keywordQuery]);
+  const rows = await sql.query<MemoryRow & { keyword_words: string[]; term_count: number }>(recheckSql, [
+    ids,
+    scope.workspaceId,
+    scope.container,
+    keywordQuery,
+    metadata ? JSON.stringify(metadata.contains) : null,
+    metadata && metadata.arrays.length > 0 ? JSON.stringify(metadata.arrays) : null,
+  ]);
   return rows.map((r) => ({ memory: recordOf(r), keywordMatches: r.keyword_words, terms: r.term_count }));
 }

@@ -5,7 +5,8 @@ const anyOf = (have: readonly string[], wanted: readonly string[] | undefined) =
 
 /**
  * Whether a memory read from Postgres passes the filter the index applies (see VectorFilter), for
- * memories recall reaches without the index: the successors of shadowed candidates.
+ * memories recall reaches without the index: the successors of shadowed candidates. The metadata terms
+ * are left to the re-check, which applies the metadata filter itself.
  */
 export function matchesFilter(m: MemoryRecord, f: VectorFilter): boolean {
   const created = m.createdAt.getTime();

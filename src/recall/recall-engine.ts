@@ -3,8 +3,6 @@ import type { Database } from "../db/database.js";
 import type { MemoryRecord } from "../memories/memory-store.js";
 import { recheckCandidates, type CheckedCandidate } from "./candidate-store.js";
 import { matchesFilter } from "./filter-match.js";
-import { keepMetadataMatches, searchMatching } from "./metadata-candidates.js";
-import { defaultOverfetch, type OverfetchLimits } from "./overfetch.js";
 import { withPending, type PendingReader } from "./pending-candidates.js";
 import type { RecallQuery } from "./recall-rules.js";
 import {
@@ -85,10 +83,6 @@ export interface RecallEngineDeps {
   rerankCandidates?: number;
   /** Memories written but not indexed yet (read-your-writes). */
   readPending: PendingReader;
-  /** Most metadata matches passed to the index as an id prefilter (defaultMetadataPrefilterLimit). */
-  metadataPrefilterLimit?: number;
-  /** How searches over-fetch when a metadata filter is applied to their hits (defaultOverfetch). */
-  overfetch?: OverfetchLimits;
 }
 
 /** How many candidates each search contributes: enough headroom for filtering and deduplication. */
@@ -113,6 +107,7 @@ async function loadSuccessors(
   checked: CheckedCandidate[],
   filter: VectorFilter,
   keywordQuery: string | null,
+  metadata: RecallQuery["metadata"],
 ): Promise<CheckedCandidate[]> {
   if (!checked.some((c) => c.memory.state === "shadowed" && c.memory.supersededBy !== null)) return [];
   const found: CheckedCandidate[] = [];
@@ -125,7 +120,7 @@ async function loadSuccessors(
       if (c.memory.state === "shadowed" && next !== null && !have.has(next)) wanted.add(next);
     }
     if (wanted.size === 0) break;
-    frontier = (await recheckCandidates(deps.db, access, [...wanted], keywordQuery)).filter((c) => matchesFilter(c.memory, filter));
+    frontier = (await recheckCandidates(deps.db, access, [...wanted], keywordQuery, metadata)).filter((c) => matchesFilter(c.memory, filter));
     for (const c of frontier) {
       have.add(c.memory.id);
       found.push(c);
@@ -149,16 +144,9 @@ export async function runRecall(deps: RecallEngineDeps, q: RecallQuery, access: 
   // Pending writes are read before the index is searched: a memory the indexer moves from its job to the
   // index meanwhile is then in the index when searched, so a write is never missed by both.
   const pendingRead = deps.readPending(access, { filter, metadata: q.metadata, keywordQuery: q.mode === "semantic" ? null : q.query, vectors: q.mode !== "keyword" });
-  // A metadata filter matching too many memories to prefilter the index by id is applied to each search's
-  // hits, and the search asked again for more until `pool` of them match.
-  const postFilter = q.metadata && !filter.ids ? q.metadata : null;
-  const matching = postFilter ? (ids: string[]) => keepMetadataMatches(deps.db, ids, postFilter) : null;
-  const overfetch = deps.overfetch ?? defaultOverfetch;
-  const filled = <H extends { id: string }>(search: (k: number) => Promise<H[]>): Promise<H[]> =>
-    matching ? searchMatching(search, matching, pool, overfetch) : search(pool);
   const [indexedSemantic, indexedKeyword, vector, pending] = await Promise.all([
-    queryVector ? Promise.all([queryVector, pendingRead]).then(([v]) => filled((k) => deps.vectors.search(v, filter, k))) : ([] as VectorHit[]),
-    q.mode === "semantic" ? ([] as KeywordHit[]) : pendingRead.then(() => filled((k) => deps.vectors.keywordSearch(q.query, filter, k))),
+    queryVector ? Promise.all([queryVector, pendingRead]).then(([v]) => deps.vectors.search(v, filter, pool)) : ([] as VectorHit[]),
+    q.mode === "semantic" ? ([] as KeywordHit[]) : pendingRead.then(() => deps.vectors.keywordSearch(q.query, filter, pool)),
     queryVector,
     pendingRead,
   ]);
@@ -176,10 +164,8 @@ export async function runRecall(deps: RecallEngineDeps, q: RecallQuery, access: 
     if (vector) cosineById.set(h.id, cosine(vector, h.vector));
   }
   const keywordQuery = q.mode === "semantic" ? null : q.query;
-  const checked = await recheckCandidates(deps.db, access, ids, keywordQuery);
-  const allSuccessors = await loadSuccessors(deps, access, checked, filter, keywordQuery);
-  const keptSuccessors = matching && allSuccessors.length > 0 ? new Set(await matching(allSuccessors.map((c) => c.memory.id))) : null;
-  const successors = keptSuccessors ? allSuccessors.filter((c) => keptSuccessors.has(c.memory.id)) : allSuccessors;
+  const checked = await recheckCandidates(deps.db, access, ids, keywordQuery, q.metadata);
+  const successors = await loadSuccessors(deps, access, checked, filter, keywordQuery, q.metadata);
   const searchMs = performance.now() - started - embedMs;
 
   const now = new Date();

@@ -20,9 +20,9 @@ import { memoryTypes, severities } from "../memories/memory-rules.js";
 import type { UsageMeter } from "../usage/usage-meter.js";
 import { findSuperseded, type Superseded } from "../memories/memory-store.js";
 import { metadataFilterJson } from "../memories/metadata-filter.js";
+import { filterTerms } from "../memories/metadata-terms.js";
 import { snippet } from "../memories/snippet.js";
 import { containerName, isoInstant, parseOrThrow } from "../validation.js";
-import { metadataPrefilter } from "./metadata-candidates.js";
 import { runRecall, type RecallEngineDeps, type RecallResult, type ScoredCandidate } from "./recall-engine.js";
 import { parseRecallRequest, type RecallQuery } from "./recall-rules.js";
 import type { TraceRecord, TraceStore } from "./trace-store.js";
@@ -160,11 +160,8 @@ export function recallService(deps: RecallServiceDeps): ServiceImpl<typeof Recal
         ...(q.severity ? { severities: q.severity.admitted } : {}),
         ...(q.createdAfter ? { createdAfter: q.createdAfter.getTime() } : {}),
         ...(q.createdBefore ? { createdBefore: q.createdBefore.getTime() } : {}),
+        ...(q.metadata ? { metadataTerms: filterTerms(q.metadata) } : {}),
       };
-      if (q.metadata) {
-        const matching = await metadataPrefilter(deps.db, scopeOf(principal), filter, q.metadata, deps.metadataPrefilterLimit);
-        if (matching) filter.ids = matching;
-      }
       const result = await runRecall(deps, q, scopeOf(principal), filter);
       const receipt = receiptOf(result, q, containers);
       const meta = create(RecallMetaSchema, {

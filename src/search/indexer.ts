@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from "fastify";
 import type { Database } from "../db/database.js";
 import type { Embedder } from "../embeddings/embedder.js";
 import { loadMemories, type MemoryRecord } from "../memories/memory-store.js";
+import { metadataTerms } from "../memories/metadata-terms.js";
 import { coalescedRuns } from "./coalesced-runs.js";
 import { reconcileInPages, reconcilePageSize } from "./reconcile.js";
 import { vectorFromBytes } from "./vector/records.js";
@@ -208,6 +209,7 @@ function recordOf(m: MemoryRecord, vector: Float32Array): VectorRecord {
     validFrom: m.validFrom.getTime(),
     validUntil: m.validUntil?.getTime() ?? null,
     createdAt: m.createdAt.getTime(),
+    metadataTerms: metadataTerms(m.metadata),
     vector,
   };
 }

@@ -2,8 +2,6 @@ import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MemoryService } from "../../gen/agent/v1/memory_pb.js";
-import { parseMetadataFilter } from "../../src/memories/metadata-filter.js";
-import { keepMetadataMatches } from "../../src/recall/metadata-candidates.js";
 import { grpcClient } from "../support/grpc-client.js";
 import { backends, rest, startTestServer, type TestServer } from "../support/test-server.js";
 
@@ -135,11 +133,6 @@ describe.each(backends)("listing memories (%s)", (backend) => {
     const wide = Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`k${i}`, i]));
     const refused = await api("POST", "/api/v1/agent/recall", { query: "Atlas", metadata: wide });
     expect(refused.body.error).toMatchObject({ code: "invalid_request", details: { field: "metadata", rule: "max_items" } });
-  });
-
-  it("keeps only matching candidates when too many memories match to prefilter the index by id", async () => {
-    const filter = parseMetadataFilter({ project: "atlas", owners: ["ana"] }, "metadata")!;
-    expect(await keepMetadataMatches(server.app.db, [made.a!, made.b!, made.c!, made.f!], filter)).toEqual([made.f]);
   });
 
   it("answers the same over Connect and gRPC", async () => {

@@ -138,7 +138,7 @@ describe("reconciliation", () => {
       const vector = new Float32Array(512).fill(1 / Math.sqrt(512));
       const orphans = ["mem_orphan_1", "mem_orphan_2", "mem_orphan_3"];
       await server.app.vectors.delete([memories[1]!, memories[4]!]);
-      await server.app.vectors.upsert(orphans.map((id) => ({ id, content: "gone", workspaceId: workspaceId!, containers: ["agent-1"], type: "fact", tags: [], severity: null, confidence: 1, state: "active", validFrom: 0, validUntil: null, createdAt: 0, vector })));
+      await server.app.vectors.upsert(orphans.map((id) => ({ id, content: "gone", workspaceId: workspaceId!, containers: ["agent-1"], type: "fact", tags: [], severity: null, confidence: 1, state: "active", validFrom: 0, validUntil: null, createdAt: 0, metadataTerms: [], vector })));
       await server.app.skillIndex.delete([skills[0]!]);
       await server.app.skillIndex.upsert([{ id: "skl_orphan", workspaceId: workspaceId!, containers: ["*"], tags: [], maturity: "draft", state: "active", marketplace: false, text: "gone", vector }]);
       const silent = pino({ level: "silent" });

@@ -24,6 +24,7 @@ const record = (i: number): VectorRecord => ({
   validFrom: 0,
   validUntil: null,
   createdAt: i,
+  metadataTerms: [],
   vector: hashVector(text(i), dims),
 });
 

@@ -11,6 +11,7 @@ import { openLanceSkillIndex } from "../../src/search/skills/lancedb-skill-index
 import { lanceSchema, toArrowTable } from "../../src/search/vector/lance-records.js";
 import { openPgvectorIndex } from "../../src/search/vector/pgvector-index.js";
 import { cosine } from "../../src/search/scoring.js";
+import type { MetadataTermsOf } from "../../src/search/vector/records.js";
 import type { VectorFilter, VectorIndex, VectorRecord } from "../../src/search/vector/vector-index.js";
 import { indexedIds } from "../support/indexed-ids.js";
 
@@ -66,6 +67,7 @@ function record(rand: () => number, i: number, overrides: Partial<VectorRecord> 
     validFrom: t0,
     validUntil: null,
     createdAt: t0 + i * day,
+    metadataTerms: [],
     vector: unitVector(rand),
     ...overrides,
   };
@@ -109,6 +111,8 @@ interface Opened {
   index: VectorIndex;
   /** Whether the ANN index exists, checked from outside the module. */
   hasAnnIndex(): Promise<boolean>;
+  /** Closes the index, removes its metadata_terms column (the layout before it) and opens it again with termsOf. */
+  reopenWithoutTerms(termsOf: MetadataTermsOf): Promise<VectorIndex>;
   cleanup(): Promise<void>;
 }
 
@@ -121,9 +125,20 @@ const lancedb: Backend = {
   name: "lancedb",
   async open(options = {}) {
     const dir = await mkdtemp(path.join(os.tmpdir(), "agentmem-lance-test-"));
-    const index = await openLanceIndex({ uri: dir, dimensions: dims, ...options });
+    let index = await openLanceIndex({ uri: dir, dimensions: dims, ...options });
     return {
-      index,
+      get index() {
+        return index;
+      },
+      async reopenWithoutTerms(metadataTermsOf) {
+        await index.close();
+        const conn = await connect(dir);
+        const table = await conn.openTable(`memories_v2_${dims}`);
+        await table.dropColumns(["metadata_terms"]);
+        conn.close();
+        index = await openLanceIndex({ uri: dir, dimensions: dims, ...options, metadataTermsOf });
+        return index;
+      },
       async hasAnnIndex() {
         const conn = await connect(dir);
         const table = await conn.openTable(`memories_v2_${dims}`);
@@ -143,9 +158,17 @@ const pgvector: Backend = {
   name: "pgvector",
   async open() {
     const db: Database = await openPglite("memory://", { vector: true });
-    const index = await openPgvectorIndex(db, dims);
+    let index = await openPgvectorIndex(db, dims);
     return {
-      index,
+      get index() {
+        return index;
+      },
+      async reopenWithoutTerms(metadataTermsOf) {
+        await index.close();
+        await db.query(`alter table memory_vectors_${dims} drop column metadata_terms`);
+        index = await openPgvectorIndex(db, dims, metadataTermsOf);
+        return index;
+      },
       async hasAnnIndex() {
         const rows = await db.query<{ indexdef: string }>("select indexdef from pg_indexes where tablename = $1", [
           `memory_vectors_${dims}`,
@@ -244,6 +267,34 @@ describe.each([lancedb, pgvector])("vector index ($name)", (backend) => {
     await index.delete([]);
     await index.upsert([]);
     expect(await index.count()).toBe(9);
+  });
+
+  it("gives rows indexed before metadata terms existed their terms when it opens, and keeps the rest of them", async () => {
+    const rand = prng(11);
+    const o = await backend.open();
+    opened.push(o);
+    const records = Array.from({ length: 6 }, (_, i) => record(rand, i, { content: `billing note ${i}`, metadataTerms: ["lost"] }));
+    await o.index.upsert(records);
+    const before = await o.index.search(records[0]!.vector, { workspaceId: "ws_a" }, 6);
+    const terms = new Map([0, 1, 2].map((i) => [records[i]!.id, ["p"]]));
+    terms.set(records[3]!.id, ["q"]);
+    terms.set(records[5]!.id, []);
+    let asked = 0;
+    const termsOf = async (ids: string[]) => {
+      asked += ids.length;
+      return new Map(ids.flatMap((id) => (terms.has(id) ? [[id, terms.get(id)!] as const] : [])));
+    };
+    const index = await o.reopenWithoutTerms(termsOf);
+    expect(asked).toBe(6);
+    const p = { workspaceId: "ws_a", metadataTerms: ["p"] };
+    expect((await index.search(records[0]!.vector, p, 6)).map((h) => h.id).sort()).toEqual(records.slice(0, 3).map((r) => r.id));
+    // pgvector's keyword search reads the memories table, which this bare database lacks.
+    if (backend.name === "lancedb") {
+      expect((await index.keywordSearch("billing", p, 6)).map((h) => h.id).sort()).toEqual(records.slice(0, 3).map((r) => r.id));
+    }
+    expect(await index.search(records[0]!.vector, { workspaceId: "ws_a", metadataTerms: ["lost"] }, 6)).toEqual([]);
+    // Vectors and every other column are as they were.
+    expect(await index.search(records[0]!.vector, { workspaceId: "ws_a" }, 6)).toEqual(before);
   });
 
   it("applies every filter field inside the index", async () => {
@@ -566,7 +617,7 @@ describe("close()", () => {
        const db = await openPglite("memory://", { vector: true });
        const indexes = [await openLanceIndex({ uri: ${JSON.stringify(path.join(dir, "lance"))}, dimensions: 2 }), await openPgvectorIndex(db, 2)];
        const r = { id: "mem_1", workspaceId: "w", containers: ["c"], type: "fact", tags: [], severity: null, confidence: 1,
-         state: "active", validFrom: 0, validUntil: null, createdAt: 0, vector: new Float32Array([1, 0]) };
+         state: "active", validFrom: 0, validUntil: null, createdAt: 0, metadataTerms: [], vector: new Float32Array([1, 0]) };
        for (const index of indexes) {
          await index.upsert([r]);
          await index.search(r.vector, { workspaceId: "w" }, 1);

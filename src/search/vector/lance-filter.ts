@@ -27,6 +27,7 @@ export function lanceFilter(filter: VectorFilter): string {
   if (filter.ids) clauses.push(idIn(filter.ids));
   if (filter.types) clauses.push(`type IN (${sqlList(filter.types)})`);
   if (filter.tags) clauses.push(`array_has_any(tags, [${sqlList(filter.tags)}])`);
+  if (filter.metadataTerms?.length) clauses.push(`array_has_all(metadata_terms, [${sqlList(filter.metadataTerms)}])`);
   if (filter.severities) clauses.push(`severity IN (${sqlList(filter.severities)})`);
   if (filter.states) clauses.push(`state IN (${sqlList(filter.states)})`);
   if (filter.minConfidence !== undefined) clauses.push(`confidence >= ${sqlNumber(filter.minConfidence)}`);

@@ -18,6 +18,9 @@ import type { VectorRecord } from "./vector-index.js";
 
 const utf8List = () => new List(new Field("item", new Utf8(), true));
 
+/** The metadata's terms (src/memories/metadata-terms.ts); null in rows written before the column existed. */
+export const metadataTermsColumn = "metadata_terms";
+
 /**
  * The LanceDB table schema. Times are int64 epoch milliseconds so filters compare plain integer literals;
  * confidence is float64 so `confidence >= 0.7` matches a stored 0.7 exactly (float32 would round it down).
@@ -37,6 +40,8 @@ export function lanceSchema(dimensions: number): Schema {
     new Field("created_at", new Int64(), false),
     new Field("content", new Utf8(), false),
     new Field("vector", new FixedSizeList(dimensions, new Field("item", new Float32(), true)), false),
+    // Last, where addColumns puts it in a table made before it existed, so both layouts are one schema.
+    new Field(metadataTermsColumn, utf8List(), true),
   ]);
 }
 
@@ -45,7 +50,7 @@ export function toArrowTable(schema: Schema, dimensions: number, records: readon
   const length = records.length;
   const flat = new Float32Array(length * dimensions);
   records.forEach((r, i) => flat.set(r.vector, i * dimensions));
-  const vectorType = schema.fields[schema.fields.length - 1]!.type as FixedSizeList<Float32>;
+  const vectorType = schema.fields.find((f) => f.name === "vector")!.type as FixedSizeList<Float32>;
   const bigint = (ms: number) => BigInt(Math.trunc(ms));
   const column = (values: unknown[], type: DataType) => vectorFromArray(values as never, type).data[0]!;
   const children = [
@@ -67,7 +72,16 @@ export function toArrowTable(schema: Schema, dimensions: number, records: readon
       nullCount: 0,
       child: makeData({ type: new Float32(), length: flat.length, data: flat }),
     }),
+    column(records.map((r) => r.metadataTerms), utf8List()),
   ];
   const struct = makeData({ type: new Struct(schema.fields), length, nullCount: 0, children });
+  return new Table(new RecordBatch(schema, struct));
+}
+
+/** Ids with their metadata terms: a partial row, for a merge that updates only that column. */
+export function metadataTermsTable(rows: ReadonlyArray<{ id: string; terms: string[] }>): Table {
+  const schema = new Schema([new Field("id", new Utf8(), false), new Field(metadataTermsColumn, utf8List(), true)]);
+  const children = [vectorFromArray(rows.map((r) => r.id), new Utf8()).data[0]!, vectorFromArray(rows.map((r) => r.terms) as never, utf8List()).data[0]!];
+  const struct = makeData({ type: new Struct(schema.fields), length: rows.length, nullCount: 0, children });
   return new Table(new RecordBatch(schema, struct));
 }

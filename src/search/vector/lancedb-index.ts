@@ -3,10 +3,10 @@ import { lanceAnalyser } from "../analyser.js";
 import { inFlightGate } from "./in-flight-gate.js";
 import { idIn, lanceFilter } from "./lance-filter.js";
 import { eachLanceIdPage, lanceHolding } from "./lance-ids.js";
-import { lanceSchema, toArrowTable } from "./lance-records.js";
+import { lanceSchema, metadataTermsColumn, metadataTermsTable, toArrowTable } from "./lance-records.js";
 import { retryConflicts } from "./lance-retry.js";
 import { connectLance, type LanceConnectionOptions } from "./lance-session.js";
-import { checkDimensions, lastPerId, matchesNothing } from "./records.js";
+import { backfillMetadataTerms, checkDimensions, lastPerId, matchesNothing, type MetadataTermsOf } from "./records.js";
 import { serialQueue } from "./serial.js";
 import type { KeywordHit, VectorFilter, VectorHit, VectorIndex } from "./vector-index.js";
 
@@ -14,6 +14,11 @@ export interface LanceIndexOptions extends LanceConnectionOptions {
   dimensions: number;
   /** Rows at which optimize() builds the ANN index; below it an exact scan is fast enough. */
   annThreshold?: number;
+  /**
+   * For rows indexed before the table had a metadata_terms column (see backfillMetadataTerms); without
+   * it such rows keep null terms and match no metadata filter.
+   */
+  metadataTermsOf?: MetadataTermsOf;
 }
 
 /**
@@ -38,6 +43,7 @@ const scalarIndexes: ReadonlyArray<readonly [string, () => Index]> = [
   ["severity", Index.bitmap],
   ["containers", Index.labelList],
   ["tags", Index.labelList],
+  [metadataTermsColumn, Index.labelList],
 ];
 
 /**
@@ -73,10 +79,16 @@ export async function openLanceIndex(options: LanceIndexOptions): Promise<Vector
       });
     }
   }
+  const name = `memories_v2_${dimensions}`;
+  // A table made before metadata_terms existed does not match the schema: it is opened, then given the column.
   const table = await retryConflicts(() =>
-    connection.createEmptyTable(`memories_v2_${dimensions}`, schema, { mode: "create", existOk: true }),
+    connection.createEmptyTable(name, schema, { mode: "create", existOk: true }).catch((err: unknown) => {
+      if (!/schema does not match/i.test(String(err))) throw err;
+      return connection.openTable(name);
+    }),
   );
   await ensureFullTextIndex(table, "content");
+  await addMetadataTerms(table, options.metadataTermsOf);
   const write = serialQueue();
   const maintain = serialQueue();
   const gate = inFlightGate("the LanceDB vector index");
@@ -198,6 +210,29 @@ export async function nearestThenExact(
     short.forEach((i, j) => (hits[i] = again[j]!));
   }
   return hits;
+}
+
+/**
+ * Adds the metadata_terms column to a table made before it existed (a metadata-only change: every row
+ * null), then backfills it: each page is a merge of ids and terms that leaves the other columns as they are.
+ */
+async function addMetadataTerms(table: Table, termsOf: MetadataTermsOf | undefined): Promise<void> {
+  if (!(await table.schema()).fields.some((f) => f.name === metadataTermsColumn)) {
+    await retryConflicts(async () => {
+      await table.checkoutLatest();
+      if ((await table.schema()).fields.some((f) => f.name === metadataTermsColumn)) return;
+      await table.addColumns([{ name: metadataTermsColumn, valueSql: "arrow_cast(NULL, 'List(Utf8)')" }]);
+    });
+  }
+  if (!termsOf) return;
+  await backfillMetadataTerms(
+    termsOf,
+    async (limit) => {
+      const page = await table.query().where(`${metadataTermsColumn} IS NULL`).select(["id"]).limit(limit).toArrow();
+      return (page.getChild("id")?.toArray() ?? []) as string[];
+    },
+    (rows) => retryConflicts(() => table.mergeInsert("id").whenMatchedUpdateAll().execute(metadataTermsTable(rows))).then(() => undefined),
+  );
 }
 
 /**

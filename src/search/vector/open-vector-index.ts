@@ -1,8 +1,10 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import type { JsonObject } from "@bufbuild/protobuf";
 import type { Config } from "../../config.js";
 import type { Database } from "../../db/database.js";
+import { metadataTerms } from "../../memories/metadata-terms.js";
 import { defaultReadConsistencySeconds } from "./lance-consistency.js";
 import type { LanceConnectionOptions } from "./lance-session.js";
 import type { VectorIndex } from "./vector-index.js";
@@ -68,11 +70,16 @@ export async function openAtLanceLocation<T extends { close(): Promise<void> }>(
  * LanceDB lives at LANCEDB_URI or DATA_DIR/lance (see openAtLanceLocation).
  */
 export async function openVectorIndex(config: IndexConfig, db: Database, dimensions: number): Promise<VectorIndex> {
+  // For index rows written before the index kept metadata terms (backfillMetadataTerms).
+  const metadataTermsOf = async (ids: string[]) => {
+    const rows = await db.query<{ id: string; metadata: JsonObject }>("select id, metadata from memories where id = any($1::text[])", [ids]);
+    return new Map(rows.map((r) => [r.id, metadataTerms(r.metadata)]));
+  };
   if (config.VECTOR_BACKEND === "pgvector") {
     const { openPgvectorIndex } = await import("./pgvector-index.js");
-    return openPgvectorIndex(db, dimensions);
+    return openPgvectorIndex(db, dimensions, metadataTermsOf);
   }
   // Imported on demand: the LanceDB native module is large and unused with pgvector.
   const { openLanceIndex } = await import("./lancedb-index.js");
-  return openAtLanceLocation(config, "agentmem-lance-", (connection) => openLanceIndex({ ...connection, dimensions }));
+  return openAtLanceLocation(config, "agentmem-lance-", (connection) => openLanceIndex({ ...connection, dimensions, metadataTermsOf }));
 }

@@ -3,7 +3,7 @@ import type { Database } from "../../db/database.js";
 import { eachTableIdPage, tableHolding } from "../../db/table-ids.js";
 import { pgvectorSql } from "./pgvector-sql.js";
 import { cachedCorpusStats, type CorpusStats } from "../corpus-stats.js";
-import { checkDimensions, lastPerId, matchesNothing } from "./records.js";
+import { backfillMetadataTerms, checkDimensions, lastPerId, matchesNothing, type MetadataTermsOf } from "./records.js";
 import type { VectorFilter, VectorHit, VectorIndex } from "./vector-index.js";
 
 /** pgvector's HNSW index accepts at most 2,000 dimensions for the vector type. */
@@ -32,6 +32,7 @@ function searchParams(query: unknown, filter: VectorFilter, k: number): unknown[
     millisOrNull(filter.validAt),
     filter.ids ?? null,
     k,
+    filter.metadataTerms?.length ? filter.metadataTerms : null,
   ];
 }
 
@@ -39,7 +40,7 @@ function searchParams(query: unknown, filter: VectorFilter, k: number): unknown[
  * The vector index in PostgreSQL with pgvector, next to the system of record. The Database belongs to
  * the caller: close() leaves it open. On PGlite the database must be opened with the vector extension.
  */
-export async function openPgvectorIndex(db: Database, dimensions: number): Promise<VectorIndex> {
+export async function openPgvectorIndex(db: Database, dimensions: number, metadataTermsOf?: MetadataTermsOf): Promise<VectorIndex> {
   if (dimensions > maxHnswDimensions) {
     throw new RangeError(`pgvector HNSW indexes take at most ${maxHnswDimensions} dimensions, got ${dimensions}`);
   }
@@ -48,6 +49,13 @@ export async function openPgvectorIndex(db: Database, dimensions: number): Promi
     await tx.query("select pg_advisory_xact_lock($1)", [sql.lockId]);
     for (const statement of sql.schema) await tx.query(statement);
   });
+  if (metadataTermsOf) {
+    await backfillMetadataTerms(
+      metadataTermsOf,
+      async (limit) => (await db.query<{ id: string }>(sql.untermed, [limit])).map((r) => r.id),
+      (rows) => db.query(sql.setTerms, [JSON.stringify(rows)]).then(() => undefined),
+    );
+  }
 
   const corpusStats = cachedCorpusStats(
     keywordStatsTtlMs,
@@ -73,6 +81,7 @@ export async function openPgvectorIndex(db: Database, dimensions: number): Promi
         valid_from: Math.trunc(r.validFrom),
         valid_until: r.validUntil === null ? null : Math.trunc(r.validUntil),
         created_at: Math.trunc(r.createdAt),
+        metadata_terms: r.metadataTerms,
         embedding: toSql(Array.from(r.vector)),
       }));
       await db.query(sql.upsert, [JSON.stringify(rows)]);

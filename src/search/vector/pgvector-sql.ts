@@ -1,6 +1,6 @@
 /**
  * The filter of both searches, with absent optional filters passed as null; each query is planned with
- * its values, so those terms fold away. $1 is the query (vector or text), $13 the limit.
+ * its values, so those terms fold away. $1 is the query (vector or text), $13 the limit, $14 the metadata terms.
  */
 const filterCondition = (alias: string) => `${alias}workspace_id = $2
   and ($3::text[] is null or ${alias}containers && $3::text[])
@@ -12,7 +12,8 @@ const filterCondition = (alias: string) => `${alias}workspace_id = $2
   and ($9::bigint is null or ${alias}created_at >= $9::bigint)
   and ($10::bigint is null or ${alias}created_at < $10::bigint)
   and ($11::bigint is null or (${alias}valid_from <= $11::bigint and (${alias}valid_until is null or ${alias}valid_until > $11::bigint)))
-  and ($12::text[] is null or ${alias}id = any($12::text[]))`;
+  and ($12::text[] is null or ${alias}id = any($12::text[]))
+  and ($14::text[] is null or ${alias}metadata_terms @> $14::text[])`;
 
 const k1 = 1.2;
 const b = 0.75;
@@ -20,7 +21,7 @@ const b = 0.75;
 /** Every statement the pgvector index runs, built once per table. Valid on PostgreSQL 15 with pgvector >= 0.8. */
 export function pgvectorSql(dimensions: number) {
   const table = `memory_vectors_${dimensions}`;
-  const columns = `id, workspace_id, containers, type, tags, severity, confidence, state, valid_from, valid_until, created_at`;
+  const columns = `id, workspace_id, containers, type, tags, severity, confidence, state, valid_from, valid_until, created_at, metadata_terms`;
   const updates = [...columns.split(", ").slice(1), "embedding"].map((c) => `${c} = excluded.${c}`).join(", ");
   return {
     table,
@@ -46,6 +47,10 @@ export function pgvectorSql(dimensions: number) {
       `create index if not exists ${table}_workspace on ${table} (workspace_id, created_at)`,
       `create index if not exists ${table}_containers on ${table} using gin (containers)`,
       `create index if not exists ${table}_tags on ${table} using gin (tags)`,
+      // Null in rows indexed before the column existed, until the backfill at open gives them their terms.
+      `alter table ${table} add column if not exists metadata_terms text[]`,
+      `create index if not exists ${table}_metadata_terms on ${table} using gin (metadata_terms)`,
+      `create index if not exists ${table}_untermed on ${table} (id) where metadata_terms is null`,
     ],
     /** $1: a JSON array of rows; one statement for the whole batch. */
     upsert: `insert into ${table} (${columns}, embedding)
@@ -53,7 +58,7 @@ export function pgvectorSql(dimensions: number) {
       from jsonb_to_recordset($1::jsonb) as r(
         id text, workspace_id text, containers text[], type text, tags text[], severity text,
         confidence double precision, state text, valid_from bigint, valid_until bigint, created_at bigint,
-        embedding text)
+        metadata_terms text[], embedding text)
       on conflict (id) do update set ${updates}`,
     delete: `delete from ${table} where id = any($1::text[])`,
     /**
@@ -72,7 +77,7 @@ export function pgvectorSql(dimensions: number) {
     /**
      * BM25 over Postgres full-text search: the memories' tsvector column is the inverted index (GIN), and
      * the score is computed from per-term document frequencies counted in the same single pass over the
-     * matching rows. $14 and $15 are the corpus size and mean document length (see keywordStats).
+     * matching rows. $15 and $16 are the corpus size and mean document length (see keywordStats).
      */
     keywordSearch: `with query as materialized (
         -- The same parser and dictionaries as the tsvector column, so "ZX-4711" splits the same way.
@@ -91,8 +96,8 @@ export function pgvectorSql(dimensions: number) {
       ),
       df as (select lexeme, count(*)::float8 as df from hits group by lexeme),
       scored as (
-        select h.id, sum(ln(1 + ($14 - d.df + 0.5) / (d.df + 0.5)) * h.tf * ${k1 + 1}
-            / (h.tf + ${k1} * (${1 - b} + ${b} * h.len / $15))) as bm25
+        select h.id, sum(ln(1 + ($15 - d.df + 0.5) / (d.df + 0.5)) * h.tf * ${k1 + 1}
+            / (h.tf + ${k1} * (${1 - b} + ${b} * h.len / $16))) as bm25
         from hits h join df d on d.lexeme = h.lexeme
         group by h.id
         order by bm25 desc, h.id
@@ -116,6 +121,10 @@ export function pgvectorSql(dimensions: number) {
       ) h
       order by q.i, h.distance`,
     count: `select count(*)::int as n from ${table}`,
+    /** $1: the page size. Rows indexed before metadata_terms existed. */
+    untermed: `select id from ${table} where metadata_terms is null limit $1`,
+    /** $1: a JSON array of {id, terms}. */
+    setTerms: `update ${table} v set metadata_terms = r.terms from jsonb_to_recordset($1::jsonb) as r(id text, terms text[]) where v.id = r.id`,
     /** $1: the last id of the previous page or null, $2: the page size. */
     /** Cleans dead index entries left by updates and deletes, and refreshes the statistics the planner uses to choose between HNSW and the filter indexes. */
     optimize: `vacuum (analyze) ${table}`,

@@ -23,3 +23,24 @@ export const vectorToBase64 = (v: Float32Array): string => Buffer.from(v.buffer,
 /** A stored vector (float4 bytes, as bytea) read back; copied, since the bytes need not be aligned. */
 export const vectorFromBytes = (bytes: Uint8Array): Float32Array =>
   new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
+
+/** The metadata terms of memories by id (absent: no such memory). */
+export type MetadataTermsOf = (ids: string[]) => Promise<Map<string, string[]>>;
+
+/**
+ * Gives rows indexed before the index stored metadata terms their terms, a page at a time, until no
+ * such row is left: run at every open, so an interrupted backfill resumes. A memory Postgres no longer
+ * has gets none (reconciliation removes it). Nodes opening at once may write a page twice, identically.
+ */
+export async function backfillMetadataTerms(
+  termsOf: MetadataTermsOf,
+  untermed: (limit: number) => Promise<string[]>,
+  write: (rows: Array<{ id: string; terms: string[] }>) => Promise<void>,
+): Promise<void> {
+  for (;;) {
+    const ids = await untermed(5000);
+    if (ids.length === 0) return;
+    const terms = await termsOf(ids);
+    await write(ids.map((id) => ({ id, terms: terms.get(id) ?? [] })));
+  }
+}

@@ -16,6 +16,8 @@ export interface VectorRecord {
   validFrom: number;
   validUntil: number | null;
   createdAt: number;
+  /** The metadata's terms (src/memories/metadata-terms.ts), so the index can filter by metadata. */
+  metadataTerms: string[];
   vector: Float32Array;
 }
 
@@ -35,6 +37,8 @@ export interface VectorFilter {
   /** Epoch milliseconds: createdAfter is inclusive, createdBefore exclusive. */
   createdAfter?: number;
   createdBefore?: number;
+  /** All-of (none: no condition): the terms of a metadata filter (src/memories/metadata-terms.ts). */
+  metadataTerms?: string[];
   /** Only memories valid at this instant (validFrom <= t and (validUntil is null or validUntil > t)). */
   validAt?: number;
 }
