@@ -88,7 +88,8 @@ export async function openLanceIndex(options: LanceIndexOptions): Promise<Vector
     }),
   );
   await ensureFullTextIndex(table, "content");
-  await addMetadataTerms(table, options.metadataTermsOf);
+  // The backfill rewrites rows into fragments the vector and full-text indexes do not cover yet.
+  if ((await addMetadataTerms(table, options.metadataTermsOf)) > 0) await optimizeTable(table, annThreshold);
   const write = serialQueue();
   const maintain = serialQueue();
   const gate = inFlightGate("the LanceDB vector index");
@@ -216,7 +217,7 @@ export async function nearestThenExact(
  * Adds the metadata_terms column to a table made before it existed (a metadata-only change: every row
  * null), then backfills it: each page is a merge of ids and terms that leaves the other columns as they are.
  */
-async function addMetadataTerms(table: Table, termsOf: MetadataTermsOf | undefined): Promise<void> {
+async function addMetadataTerms(table: Table, termsOf: MetadataTermsOf | undefined): Promise<number> {
   if (!(await table.schema()).fields.some((f) => f.name === metadataTermsColumn)) {
     await retryConflicts(async () => {
       await table.checkoutLatest();
@@ -224,8 +225,8 @@ async function addMetadataTerms(table: Table, termsOf: MetadataTermsOf | undefin
       await table.addColumns([{ name: metadataTermsColumn, valueSql: "arrow_cast(NULL, 'List(Utf8)')" }]);
     });
   }
-  if (!termsOf) return;
-  await backfillMetadataTerms(
+  if (!termsOf) return 0;
+  return backfillMetadataTerms(
     termsOf,
     async (limit) => {
       const page = await table.query().where(`${metadataTermsColumn} IS NULL`).select(["id"]).limit(limit).toArrow();

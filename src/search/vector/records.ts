@@ -29,17 +29,19 @@ export type MetadataTermsOf = (ids: string[]) => Promise<Map<string, string[]>>;
 
 /**
  * Gives rows indexed before the index stored metadata terms their terms, a page at a time, until no
- * such row is left: run at every open, so an interrupted backfill resumes. A memory Postgres no longer
+ * such row is left (returns how many it wrote): run at every open, so an interrupted backfill resumes. A memory Postgres no longer
  * has gets none (reconciliation removes it). Nodes opening at once may write a page twice, identically.
  */
 export async function backfillMetadataTerms(
   termsOf: MetadataTermsOf,
   untermed: (limit: number) => Promise<string[]>,
   write: (rows: Array<{ id: string; terms: string[] }>) => Promise<void>,
-): Promise<void> {
+): Promise<number> {
+  let written = 0;
   for (;;) {
     const ids = await untermed(5000);
-    if (ids.length === 0) return;
+    if (ids.length === 0) return written;
+    written += ids.length;
     const terms = await termsOf(ids);
     await write(ids.map((id) => ({ id, terms: terms.get(id) ?? [] })));
   }
