@@ -188,6 +188,7 @@ describe("a node killed before indexing", () => {
   });
   afterAll(() => rm(dataDir, { recursive: true, force: true }));
 
+  // Two server starts, the first a process of its own: 11 s alone, past 30 s beside the rest of the suite.
   it("loses nothing: the next start indexes what was committed", async () => {
     const { url: base, child } = await spawnServer({ PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, AGENTMEM_ADMIN_KEY: adminKey, INDEXER_ENABLED: "false" });
     const keyRes = await fetch(`${base}/api/v1/admin/keys`, {
@@ -210,7 +211,7 @@ describe("a node killed before indexing", () => {
     } finally {
       await server.close();
     }
-  });
+  }, 90_000);
 });
 
 describe("embedding model changes", () => {
