@@ -1,10 +1,13 @@
 // Where the server's memory goes: RSS of a server child process per phase, with the V8 share from its
-// /metrics (heap used, external: wasm memories such as PGlite's, array buffers), the rest being native
-// (LanceDB, the model workers' own heaps and wasm, code).
+// /metrics (heap used, external: wasm memories such as PGlite's, array buffers) and LanceDB's caches, the
+// rest being native; and the same RSS by kind of mapping from /proc/<pid>/smaps (glibc's brk heap and
+// arenas, wasm reservations, other anonymous memory such as V8's pages and large allocations, libraries),
+// which tells a cache from memory the allocator keeps after it was freed.
 //
 //   npx tsx bench/memory-footprint.ts [--memories 10000] [--ingest api|bulk] [--backend pglite|postgres]
 //                                     [--duration 10] [--soak-minutes 0] [--breakdown] [--heap-snapshots]
 //
+// The server runs with npm start's allocator settings (bench/lib/server.ts) unless the environment sets them.
 // Phases: idle (the server started, nothing stored); after ingesting --memories (api: REST batches of 100,
 // 4 in flight, the real model embedding each and detecting contradictions; bulk: bench/lib/scale-load.ts
 // before the server starts, then the server on that data); after the recall phases (semantic, keyword,
@@ -27,6 +30,7 @@ import { restLoad } from "./lib/rest-load.js";
 import { onCleanUp, positiveOption, runBench, stopAfter } from "./lib/run.js";
 import { load1m, loadTo, rssMb, type Backend } from "./lib/scale-load.js";
 import { scratchDatabase } from "./lib/scratch-database.js";
+import { smapsSplit, type SmapsSplit } from "./lib/smaps.js";
 import { startServer, type BenchServer } from "./lib/server.js";
 import { Recorder } from "./lib/stats.js";
 import { syntheticMemory, syntheticQueries } from "./lib/synthetic.js";
@@ -83,6 +87,10 @@ interface Sample {
   externalMb: number;
   /** RSS neither heap nor external: native libraries (LanceDB), the model workers, code, allocator slack. */
   otherMb: number;
+  /** LanceDB's index and metadata caches (native, inside the malloc heaps). */
+  lanceCacheMb: number;
+  /** The same RSS by kind of mapping, from /proc/<pid>/smaps. */
+  mappings: SmapsSplit;
   loadAvg1m: number;
   at: string;
 }
@@ -98,6 +106,7 @@ async function sample(server: BenchServer, phase: string): Promise<Sample> {
   const heapUsedMb = await metric(server, "agentmem_nodejs_heap_size_used_bytes");
   const heapTotalMb = await metric(server, "agentmem_nodejs_heap_size_total_bytes");
   const externalMb = await metric(server, "agentmem_nodejs_external_memory_bytes");
+  const lanceCacheMb = await metric(server, "agentmem_lancedb_cache_bytes");
   const s = {
     phase,
     rssMb: rss,
@@ -105,10 +114,16 @@ async function sample(server: BenchServer, phase: string): Promise<Sample> {
     heapTotalMb: Math.round(heapTotalMb),
     externalMb: Math.round(externalMb),
     otherMb: Math.round(rss - heapTotalMb - externalMb),
+    lanceCacheMb: Math.round(lanceCacheMb),
+    mappings: smapsSplit(server.pid),
     loadAvg1m: load1m(),
     at: new Date().toISOString(),
   };
-  console.error(`  ${phase}: RSS ${s.rssMb} MB (heap ${s.heapUsedMb}/${s.heapTotalMb}, external ${s.externalMb}, other ${s.otherMb}), load ${s.loadAvg1m}`);
+  const m = s.mappings;
+  console.error(
+    `  ${phase}: RSS ${s.rssMb} MB (heap ${s.heapUsedMb}/${s.heapTotalMb}, external ${s.externalMb}, other ${s.otherMb} (LanceDB caches ${s.lanceCacheMb}); ` +
+      `brk ${m.brkHeap}, arenas ${m.mallocArenas}, reservations ${m.reservations}, other anon ${m.otherAnon}, libraries ${m.libraries}, files ${m.otherFiles}), load ${s.loadAvg1m}`,
+  );
   return s;
 }
 
@@ -248,11 +263,14 @@ async function main(): Promise<number> {
 
   const soak = samples.filter((s) => s.phase.startsWith("soak"));
   const soakRange = soak.length > 0 ? { minMb: Math.min(...soak.map((s) => s.rssMb)), maxMb: Math.max(...soak.map((s) => s.rssMb)), firstMb: soak[0]!.rssMb } : undefined;
-  const rows = [["phase", "RSS MB", "heap used", "heap total", "external", "other", "load avg"]];
-  for (const s of [...samples, ...breakdown]) rows.push([s.phase, String(s.rssMb), String(s.heapUsedMb), String(s.heapTotalMb), String(s.externalMb), String(s.otherMb), String(s.loadAvg1m)]);
+  const rows = [["phase", "RSS MB", "heap used", "heap total", "external", "other", "LanceDB caches", "brk heap", "arenas", "reservations", "other anon", "libraries", "files", "load avg"]];
+  for (const s of [...samples, ...breakdown]) {
+    const m = s.mappings;
+    rows.push([s.phase, ...[s.rssMb, s.heapUsedMb, s.heapTotalMb, s.externalMb, s.otherMb, s.lanceCacheMb, m.brkHeap, m.mallocArenas, m.reservations, m.otherAnon, m.libraries, m.otherFiles, s.loadAvg1m].map(String)]);
+  }
   console.log(
     [
-      `Server memory (${options.backend}, ${options.memories} memories by ${options.ingest} in ${ingestS.toFixed(0)} s; MB; external = V8 external incl. wasm, other = RSS - heap total - external):`,
+      `Server memory (${options.backend}, ${options.memories} memories by ${options.ingest} in ${ingestS.toFixed(0)} s; MB; external = V8 external incl. wasm, other = RSS - heap total - external, of which LanceDB caches from /metrics; then the same RSS by mapping from /proc/<pid>/smaps: brk heap and arenas = glibc malloc, reservations = wasm memories):`,
       alignedTable(rows, [0]),
       ...(soakRange
         ? [`Soak: RSS ${soakRange.minMb}-${soakRange.maxMb} MB over ${soak.length} min; drift from minute 1: ${(((soakRange.maxMb - soakRange.firstMb) / soakRange.firstMb) * 100).toFixed(1)}% up, ${(((soakRange.firstMb - soakRange.minMb) / soakRange.firstMb) * 100).toFixed(1)}% down`]

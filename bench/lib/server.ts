@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
+import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import net from "node:net";
 import { tmpdir } from "node:os";
@@ -11,6 +12,15 @@ const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
 // A loaded machine (load average 30 on 2 cores, other benches running) took over a minute to start one.
 const readyTimeoutMs = 180_000;
 const stopTimeoutMs = 10_000;
+
+/**
+ * The environment defaults `npm start` sets (`NAME=${NAME:-value}` in package.json's start script: the
+ * allocator's settings), so a bench server allocates as a deployed one does; the environment overrides them.
+ */
+export function startScriptDefaults(script: string): Record<string, string> {
+  return Object.fromEntries([...script.matchAll(/\b(\w+)=\$\{\1:-([^}]*)\}/g)].map((m) => [m[1]!, m[2]!]));
+}
+const startDefaults = startScriptDefaults(JSON.parse(readFileSync(path.join(repoRoot, "package.json"), "utf8")).scripts.start);
 
 export interface BenchServer {
   url: string;
@@ -25,7 +35,8 @@ export interface BenchServer {
 /**
  * Starts `src/main.ts` as a child process on a free loopback port with a fresh data directory, so the
  * bench measures the real server in its own process, as deployed. Uses embedded PGlite storage unless
- * `databaseUrl` is given. `env` adds to or overrides the server's environment.
+ * `databaseUrl` is given, with npm start's allocator settings unless the environment has its own. `env`
+ * adds to or overrides the server's environment.
  */
 export async function startServer(databaseUrl: string | undefined, env: Record<string, string> = {}): Promise<BenchServer> {
   const port = await freePort();
@@ -34,6 +45,7 @@ export async function startServer(databaseUrl: string | undefined, env: Record<s
   const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
     cwd: repoRoot,
     env: {
+      ...startDefaults,
       ...process.env,
       PORT: String(port),
       HOST: "127.0.0.1",

@@ -1,8 +1,9 @@
 import type { FastifyInstance } from "fastify";
 import fp from "fastify-plugin";
-import { collectDefaultMetrics, Histogram, Registry } from "prom-client";
+import { collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import { lanceCacheBytes } from "../search/vector/lance-cache-meter.js";
 
-/** Prometheus metrics at GET /metrics: process defaults and a latency histogram per route. */
+/** Prometheus metrics at GET /metrics: process defaults, a latency histogram per route and LanceDB's cache size. */
 async function metrics(app: FastifyInstance): Promise<void> {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: "agentmem_" });
@@ -12,6 +13,14 @@ async function metrics(app: FastifyInstance): Promise<void> {
     labelNames: ["method", "route", "status"] as const,
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers: [registry],
+  });
+  new Gauge({
+    name: "agentmem_lancedb_cache_bytes",
+    help: "Bytes in LanceDB's index and metadata caches (capped by LANCEDB_INDEX_CACHE_BYTES and LANCEDB_METADATA_CACHE_BYTES).",
+    registers: [registry],
+    collect() {
+      this.set(lanceCacheBytes());
+    },
   });
   app.addHook("onResponse", async (req, reply) => {
     requests.observe(

@@ -117,6 +117,29 @@ describe.each(backends)("contradictions, shadowing, duplicates and versions (%s)
     expect((await get(second)).state).toBe("active");
   });
 
+  it("finds stored memories contradicted anywhere in a large batch (the index is searched ten new memories at a time)", async () => {
+    const older = await createOne({
+      memories: [
+        { content: "The billing service owner is Alice", type: "fact" },
+        { content: "The audit log retention is 30 days", type: "fact" },
+      ],
+    });
+    await server.app.indexer.drain();
+    const fillers = Array.from({ length: 23 }, (_, i) => ({ content: `Runbook step ${i + 1} restarts worker pool ${i + 1}`, type: "fact" }));
+    const res = await createOne({
+      memories: [
+        ...fillers.slice(0, 12),
+        { content: "The billing service owner is Bob", type: "fact" },
+        ...fillers.slice(12),
+        { content: "The audit log retention is 90 days", type: "fact" },
+      ],
+    });
+    expect(res.contradictions).toEqual([
+      expect.objectContaining({ memoryId: res.ids[12], conflictsWith: older.ids[0] }),
+      expect.objectContaining({ memoryId: res.ids[24], conflictsWith: older.ids[1] }),
+    ]);
+  });
+
   it("restores the older memory when the newer one is deleted, and hands chains on", async () => {
     const a = (await createOne({ content: "The office is on floor 7", type: "fact" })).ids[0];
     const b = (await createOne({ content: "The office is on floor 3", type: "fact" })).ids[0];

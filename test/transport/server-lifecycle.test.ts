@@ -21,6 +21,8 @@ describe("server lifecycle and operations endpoints", () => {
     const metrics = await (await fetch(`${server.url}/metrics`)).text();
     expect(metrics).toMatch(/agentmem_http_request_duration_seconds_count\{method="GET",route="\/api\/v1\/agent\/memories\/:id",status="401"\} 1/);
     expect(metrics).toContain("agentmem_process_resident_memory_bytes");
+    // The memories' and skills' LanceDB tables share one capped cache session, and opening them reads into it.
+    expect(Number(/^agentmem_lancedb_cache_bytes (\d+)$/m.exec(metrics)?.[1])).toBeGreaterThan(0);
   });
 
   it("reports readiness failure when the database is gone", async () => {

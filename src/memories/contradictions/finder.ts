@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from "fastify";
 import type { Sql } from "../../db/database.js";
 import type { Embedder } from "../../embeddings/embedder.js";
 import { cosine } from "../../search/scoring.js";
-import type { VectorIndex } from "../../search/vector/vector-index.js";
+import type { VectorHit, VectorIndex } from "../../search/vector/vector-index.js";
 import { findActiveMemories } from "../memory-store.js";
 import type { Judge } from "./judge.js";
 import { compareStatements, type Verdict } from "./rules.js";
@@ -10,7 +10,7 @@ import { noStatement, statementOf, type Statement } from "./statement.js";
 import { batchContradictions } from "./within-batch.js";
 
 // Finds what a write contradicts. Candidates are the active memories sharing a container with a new
-// memory that are nearest by embedding (one multi-vector search for the whole write), and the memories
+// memory that are nearest by embedding (multi-vector searches of ten new memories each), and the memories
 // not indexed yet that share its words (one bounded Postgres query); the rules then decide each pair, and
 // the judge, when configured, re-decides the doubtful ones. A per-memory keyword search of the index
 // doubled the write cost at 100k memories (each BM25 query 4 to 17 ms), so words only cover the gap
@@ -54,6 +54,13 @@ const maxStatementChars = 1_000;
 const judgeSimilarity = 0.8;
 /** At most this many pairs per write go to the judge, most doubtful first. */
 const judgeMaxPairs = 20;
+/**
+ * New memories whose nearest neighbours one index search looks up. LanceDB scans for all the vectors of
+ * a search at once, each scan holding its own batches of rows: searches of a whole write (100 vectors)
+ * at four writes in flight took the server to over 2 GB at 10k memories, and glibc kept most of it after
+ * they ended (see README, Memory).
+ */
+const searchVectors = 10;
 
 // Memories still waiting for the index (the latest outbox entries) are not found by its search yet: for
 // them, the new memory's words are matched in Postgres (any word, ranked by ts_rank). Driven by the outbox
@@ -105,7 +112,10 @@ export function createContradictionFinder(opts: FinderOptions): ContradictionFin
     if (!vectors) return memories.map(() => new Map<string, number>());
     const containers = [...new Set(memories.flatMap((m) => m.containers))];
     try {
-      const hits = await opts.vectors.searchMany(vectors, { workspaceId, containers }, opts.candidates);
+      const hits: VectorHit[][] = [];
+      for (let i = 0; i < vectors.length; i += searchVectors) {
+        hits.push(...(await opts.vectors.searchMany(vectors.slice(i, i + searchVectors), { workspaceId, containers }, opts.candidates)));
+      }
       return hits.map((list) => new Map(list.map((h) => [h.id, h.similarity])));
     } catch (err) {
       opts.log.warn({ err }, "vector search for contradiction candidates failed; using keyword candidates only");

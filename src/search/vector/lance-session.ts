@@ -1,4 +1,5 @@
 import { connect, Session, type Connection } from "@lancedb/lancedb";
+import { meterLanceCache } from "./lance-cache-meter.js";
 import { defaultReadConsistencySeconds } from "./lance-consistency.js";
 
 /** LanceDB's cache caps, in bytes. */
@@ -17,8 +18,10 @@ export function lanceSession(caps: LanceCacheBytes): Session {
   const key = `${caps.index}/${caps.metadata}`;
   let session = sessions.get(key);
   if (!session) {
-    session = new Session(BigInt(caps.index), BigInt(caps.metadata));
-    sessions.set(key, session);
+    const created = new Session(BigInt(caps.index), BigInt(caps.metadata));
+    sessions.set(key, created);
+    meterLanceCache(() => Number(created.sizeBytes()));
+    session = created;
   }
   return session;
 }
