@@ -440,6 +440,18 @@ const migrations: ReadonlyArray<{ version: number; name: string; statements: str
       `create index index_outbox_indexed on index_outbox (indexed_at) where indexed_at is not null`,
     ],
   },
+  {
+    version: 15,
+    name: "no planner statistics for the recall traces' documents",
+    statements: [
+      // No query filters on them, and ANALYZE read every sampled trace's candidates to build statistics:
+      // 540 ms of a 20k-trace table (PGlite, where it holds every other query), 63 ms without them.
+      `alter table recall_traces
+         alter column candidates set statistics 0, alter column request set statistics 0,
+         alter column receipt set statistics 0, alter column meta set statistics 0,
+         alter column returned_ids set statistics 0, alter column query set statistics 0`,
+    ],
+  },
 ];
 
 // Serialises migrations across nodes sharing one database.

@@ -1,6 +1,7 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { Scope } from "../accounts/container-scope.js";
 import type { Sql } from "../db/database.js";
+import type { JsonRow } from "../db/json-rows.js";
 import { vectorToBase64 } from "../search/vector/records.js";
 import { contentHash } from "./content-hash.js";
 import type { MemoryDraft } from "./memory-rules.js";
@@ -69,6 +70,19 @@ export const recordOf = (r: MemoryRow): MemoryRecord => ({
   updatedAt: r.updated_at,
   contentTokens: r.content_tokens,
 });
+
+const dateOrNull = (iso: string | null): Date | null => (iso === null ? null : new Date(iso));
+
+/** A memory read through jsonRows. */
+export const recordOfJson = (r: JsonRow<MemoryRow>): MemoryRecord =>
+  recordOf({
+    ...r,
+    valid_from: new Date(r.valid_from),
+    valid_until: dateOrNull(r.valid_until),
+    superseded_at: dateOrNull(r.superseded_at),
+    created_at: new Date(r.created_at),
+    updated_at: new Date(r.updated_at),
+  });
 
 // Every read is limited to the caller's workspace and, for a scoped key, to memories in its container.
 export const visible = (alias: string) => `${alias}.workspace_id = $2 and ($3::text is null or $3 = any(${alias}.containers))`;

@@ -1,8 +1,9 @@
 import type { Scope } from "../accounts/container-scope.js";
 import type { Sql } from "../db/database.js";
+import { jsonRows } from "../db/json-rows.js";
 import type { MetadataFilter } from "../memories/metadata-filter.js";
 import { metadataArraysEqual } from "../memories/memory-list.js";
-import { memoryColumns, recordOf, visible, type MemoryRecord, type MemoryRow } from "../memories/memory-store.js";
+import { memoryColumns, recordOfJson, visible, type MemoryRecord, type MemoryRow } from "../memories/memory-store.js";
 
 export interface CheckedCandidate {
   memory: MemoryRecord;
@@ -14,8 +15,9 @@ export interface CheckedCandidate {
 
 // Postgres is the truth: the index may still hold a memory deleted, changed or moved since it was indexed.
 // A metadata filter is checked here too: the index matched the filter's terms (metadata-terms.ts), and
-// Postgres' containment decides. The same statement reports which query words each memory contains, using the parser and dictionaries of
-// the full-text column, so "ZX-4711" splits the same way for both.
+// Postgres' containment decides. Given a keyword query, the same statement reports which query words each
+// memory contains, using the parser and dictionaries of the full-text column, so "ZX-4711" splits the same
+// way for both; without one (no receipt shows the words) that costs nothing.
 const recheckSql = `
 with terms as materialized (
   select distinct on (l.lexeme) l.lexeme, lower(d.token) as word
@@ -23,9 +25,10 @@ with terms as materialized (
   order by l.lexeme, d.ordinality
 )
 select ${memoryColumns("m")},
-  array(select t.word from terms t where t.lexeme = any(l.lexemes) order by t.word) as keyword_words,
-  cardinality(l.lexemes) as term_count
-from memories m cross join lateral (select tsvector_to_array(m.tsv) as lexemes) l
+  case when $4::text is null then '{}'::text[]
+    else array(select t.word from terms t where t.lexeme = any(tsvector_to_array(m.tsv)) order by t.word) end as keyword_words,
+  length(m.tsv) as term_count
+from memories m
 where m.id = any($1::text[]) and ${visible("m")}
   and ($5::jsonb is null or m.metadata @> $5::jsonb)
   and ($6::jsonb is null or ${metadataArraysEqual("m", "$6")})`;
@@ -42,7 +45,7 @@ export async function recheckCandidates(
   metadata: MetadataFilter | null,
 ): Promise<CheckedCandidate[]> {
   if (ids.length === 0) return [];
-  const rows = await sql.query<MemoryRow & { keyword_words: string[]; term_count: number }>(recheckSql, [
+  const rows = await jsonRows<MemoryRow & { keyword_words: string[]; term_count: number }>(sql, recheckSql, [
     ids,
     scope.workspaceId,
     scope.container,
@@ -50,5 +53,5 @@ export async function recheckCandidates(
     metadata ? JSON.stringify(metadata.contains) : null,
     metadata && metadata.arrays.length > 0 ? JSON.stringify(metadata.arrays) : null,
   ]);
-  return rows.map((r) => ({ memory: recordOf(r), keywordMatches: r.keyword_words, terms: r.term_count }));
+  return rows.map((r) => ({ memory: recordOfJson(r), keywordMatches: r.keyword_words, terms: r.term_count }));
 }

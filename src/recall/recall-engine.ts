@@ -163,7 +163,8 @@ export async function runRecall(deps: RecallEngineDeps, q: RecallQuery, access: 
     ids.push(h.id);
     if (vector) cosineById.set(h.id, cosine(vector, h.vector));
   }
-  const keywordQuery = q.mode === "semantic" ? null : q.query;
+  // The words each candidate matched are shown only in receipts.
+  const keywordQuery = q.mode === "semantic" || !q.includeReceipt ? null : q.query;
   const checked = await recheckCandidates(deps.db, access, ids, keywordQuery, q.metadata);
   const successors = await loadSuccessors(deps, access, checked, filter, keywordQuery, q.metadata);
   const searchMs = performance.now() - started - embedMs;

@@ -2,6 +2,7 @@ import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import type { FastifyBaseLogger } from "fastify";
 import type { Scope } from "../accounts/container-scope.js";
 import type { Database } from "../db/database.js";
+import { groupCommit } from "../db/group-commit.js";
 
 /** One recall's audit record as stored; JSON parts are proto3 JSON of the recall messages. */
 export interface TraceRecord {
@@ -83,58 +84,26 @@ const insertSql = `insert into recall_traces select * from jsonb_populate_record
 /** Traces per insert: bounds the statement's size (a trace holds up to 400 candidates). */
 const maxBatch = 100;
 
-interface Waiting {
-  trace: TraceRecord;
-  done: (err?: unknown) => void;
-}
-
 /**
- * Writes traces by group commit: a recall answers only once its trace is durable. The traces of recalls
- * that finish while a write is under way go together in the next insert, so under load a trace costs a
- * share of one round trip. A failed batch is retried row by row, so one trace that cannot be written
- * fails only its own recall, never another request's.
+ * Writes traces by group commit: a recall answers only once its trace is durable, and the traces of
+ * recalls that finish while an insert is under way go together in the next one.
  */
 export function createTraceStore(db: Database, log: FastifyBaseLogger) {
-  let pending: Waiting[] = [];
-  let writing: Promise<void> | undefined;
-
-  async function insert(batch: Waiting[]): Promise<void> {
+  const writes = groupCommit<TraceRecord>(async (_, traces) => {
     try {
-      await db.query(insertSql, [JSON.stringify(batch.map((w) => rowOf(w.trace)))]);
-      for (const w of batch) w.done();
-      return;
+      await db.query(insertSql, [JSON.stringify(traces.map(rowOf))]);
     } catch (err) {
-      if (batch.length === 1) {
-        log.error({ err, traceId: batch[0]!.trace.id }, "writing a recall trace failed");
-        batch[0]!.done(err);
-        return;
-      }
+      if (traces.length === 1) log.error({ err, traceId: traces[0]!.id }, "writing a recall trace failed");
+      throw err;
     }
-    for (const w of batch) await insert([w]);
-  }
-
-  /** Never rejects: insert settles every trace it is given. */
-  async function drain(): Promise<void> {
-    while (pending.length > 0) {
-      await insert(pending.splice(0, maxBatch));
-    }
-    writing = undefined;
-  }
+  }, maxBatch);
 
   return {
     /** Resolves once the trace is stored; rejects when it could not be. */
-    record(trace: TraceRecord): Promise<void> {
-      return new Promise((resolve, reject) => {
-        pending.push({ trace, done: (err) => (err === undefined ? resolve() : reject(err)) });
-        // Recalls finishing in the same turn of the event loop share the first write too.
-        writing ??= new Promise((turn) => setImmediate(turn)).then(drain);
-      });
-    },
+    record: (trace: TraceRecord): Promise<void> => writes.submit("", trace),
 
     /** Waits until every recorded trace is written (or has failed). */
-    async flush(): Promise<void> {
-      while (writing) await writing;
-    },
+    flush: (): Promise<void> => writes.flush(),
 
     async get(scope: Scope, id: string): Promise<TraceRecord | undefined> {
       const [row] = await db.query<TraceRow>(`select * from recall_traces t where ${visible} and t.id = $3`, [

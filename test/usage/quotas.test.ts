@@ -122,6 +122,17 @@ describe.each(backends)("plan quotas, cost ceiling and stats (%s)", (backend) =>
     expect(new Date(resetsAt).getTime()).toBe(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
   });
 
+  it("admits exactly as many concurrent recalls as the monthly cap leaves", async () => {
+    const { key } = await workspaceOn("small");
+    const call = rest(server.url, key);
+    expect((await call("POST", "/api/v1/agent/recall", { query: "first" })).status).toBe(200);
+    // Sent together, they are charged as one group, which would cross the cap: each is then charged alone.
+    const results = await Promise.all(Array.from({ length: 6 }, (_, i) => call("POST", "/api/v1/agent/recall", { query: `at once ${i}` })));
+    expect(results.map((r) => r.status).sort()).toEqual([200, 200, 429, 429, 429, 429]);
+    for (const r of results.filter((r) => r.status === 429)) expect(r.body.error).toMatchObject({ code: "quota_exhausted", details: { limit: "recallsPerMonth" } });
+    expect((await call("GET", "/api/v1/agent/stats")).body).toMatchObject({ recallsUsed: 3, costUsed: 30 });
+  });
+
   it("refuses writes and recalls past the cost ceiling with 402 cost_ceiling, writing nothing", async () => {
     const { workspace, key } = await workspaceOn("cheap");
     const call = rest(server.url, key);
