@@ -34,7 +34,17 @@ import { recallGrpcClient, type RecallGrpc } from "./lib/grpc.js";
 import { caveat } from "./lib/report.js";
 import { restLoad } from "./lib/rest-load.js";
 import { startServer, type BenchServer } from "./lib/server.js";
+import { serverCpuMs, type ServerCpuMs } from "./lib/process-tree.js";
 import { Recorder, type PhaseResult } from "./lib/stats.js";
+
+/**
+ * A recall phase with the server's CPU per call, by thread: its main thread (HTTP, PGlite, JavaScript),
+ * LanceDB's threads, its other threads (V8, libuv) and the model process. Unlike req/s on a shared
+ * machine, these hardly move with what else runs.
+ */
+interface RecallPhaseResult extends PhaseResult {
+  cpuMsPerCall: { main: number; lancedb: number; other: number; model: number };
+}
 import { syntheticMemory, syntheticQueries } from "./lib/synthetic.js";
 import { alignedTable } from "./lib/table.js";
 import { onCleanUp, positiveOption, runBench, stopAfter } from "./lib/run.js";
@@ -158,6 +168,7 @@ async function recallPhase(b: Bench, mode: Mode, transport: "rest" | "grpc", con
   const rec = new Recorder();
   const info = { phase: `recall ${mode}${label}`, transport, dataSize: b.stored, concurrency } as const;
   const durationS = b.options.durationS;
+  const cpuBefore = serverCpuMs(b.server.pid);
   const elapsedS =
     transport === "rest"
       ? await restLoad(
@@ -173,13 +184,19 @@ async function recallPhase(b: Bench, mode: Mode, transport: "rest" | "grpc", con
       : await closedLoop({ concurrency, durationS }, rec, async (i) => {
           await b.grpc.recall({ query: query(i), searchMode: grpcModes[mode], limit, containers: [container], includeReceipt: false });
         });
-  const r = rec.result(info, elapsedS);
-  console.error(`  ${r.phase} ${r.transport} c${concurrency} @${r.dataSize}: ${r.reqPerS.toFixed(1)} req/s, p50 ${r.p50Ms.toFixed(1)} p95 ${r.p95Ms.toFixed(1)} p99 ${r.p99Ms.toFixed(1)} ms, ${r.errors} errors`);
+  const cpuAfter = serverCpuMs(b.server.pid);
+  const perCall = (key: keyof ServerCpuMs) => (cpuAfter[key] - cpuBefore[key]) / Math.max(1, rec.ok + rec.errors);
+  const r: RecallPhaseResult = { ...rec.result(info, elapsedS), cpuMsPerCall: { main: perCall("main"), lancedb: perCall("lancedb"), other: perCall("other"), model: perCall("children") } };
+  const cpu = r.cpuMsPerCall;
+  console.error(
+    `  ${r.phase} ${r.transport} c${concurrency} @${r.dataSize}: ${r.reqPerS.toFixed(1)} req/s, p50 ${r.p50Ms.toFixed(1)} p95 ${r.p95Ms.toFixed(1)} p99 ${r.p99Ms.toFixed(1)} ms, ${r.errors} errors; ` +
+      `server CPU ms a call: main ${cpu.main.toFixed(1)}, LanceDB ${cpu.lancedb.toFixed(1)}, other ${cpu.other.toFixed(1)}, model ${cpu.model.toFixed(1)}`,
+  );
   return r;
 }
 
-async function recallPhases(b: Bench): Promise<PhaseResult[]> {
-  const results: PhaseResult[] = [];
+async function recallPhases(b: Bench): Promise<RecallPhaseResult[]> {
+  const results: RecallPhaseResult[] = [];
   const fresh = () => b.nextQuery();
   // Untimed warm-up of both transports and every code path.
   const warm = { ...b, options: { ...b.options, durationS: 2 } };
@@ -211,7 +228,7 @@ interface SizeResult {
   capped: boolean;
   ingest: IngestResult;
   rssMbAfterRecall: number;
-  recall: PhaseResult[];
+  recall: RecallPhaseResult[];
 }
 
 async function run(b: Bench): Promise<{ sizes: SizeResult[]; notes: string[] }> {
@@ -266,10 +283,23 @@ function report(sizes: SizeResult[], notes: string[]): string {
       String(s.rssMbAfterRecall),
     ]);
   }
-  const recallRows = [["size", "phase", "transport", "conc", "req/s", "p50 ms", "p95 ms", "p99 ms", "calls", "errors"]];
+  const recallRows = [["size", "phase", "transport", "conc", "req/s", "p50 ms", "p95 ms", "p99 ms", "calls", "errors", "CPU ms a call: main", "LanceDB", "other", "model"]];
   for (const s of sizes) {
     for (const r of s.recall) {
-      recallRows.push([String(r.dataSize), r.phase, r.transport, String(r.concurrency), r.reqPerS.toFixed(1), ms(r.p50Ms), ms(r.p95Ms), ms(r.p99Ms), String(r.ok), String(r.errors)]);
+      const cpu = r.cpuMsPerCall;
+      recallRows.push([
+        String(r.dataSize),
+        r.phase,
+        r.transport,
+        String(r.concurrency),
+        r.reqPerS.toFixed(1),
+        ms(r.p50Ms),
+        ms(r.p95Ms),
+        ms(r.p99Ms),
+        String(r.ok),
+        String(r.errors),
+        ...[cpu.main, cpu.lancedb, cpu.other, cpu.model].map((v) => v.toFixed(1)),
+      ]);
     }
   }
   return [

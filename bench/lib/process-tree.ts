@@ -6,32 +6,63 @@ import { readdirSync, readFileSync } from "node:fs";
 const ticksPerSecond = 100;
 const pageBytes = 4096;
 
-/** Fields of /proc/<pid>/stat after the command name (which may contain spaces): [state, ppid, …]. */
-function statFields(pid: number): string[] | undefined {
+/**
+ * Fields of /proc/<pid>/stat (all its threads), or of one thread's, after the command name (which may
+ * contain spaces): [state, ppid, …].
+ */
+function statFields(pid: number, thread?: number): string[] | undefined {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const stat = readFileSync(thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`, "utf8");
     return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   } catch {
     return undefined; // the process has exited
   }
 }
 
-function children(): number[] {
+function children(parent = process.pid): number[] {
   return readdirSync("/proc")
     .filter((name) => /^\d+$/.test(name))
     .map(Number)
-    .filter((pid) => statFields(pid)?.[1] === String(process.pid));
+    .filter((pid) => statFields(pid)?.[1] === String(parent));
 }
+
+/** utime + stime of fields read by statFields, in ms. */
+const cpuMsOf = (fields: string[] | undefined) => (fields ? ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerSecond : 0);
 
 /** CPU milliseconds used so far by this process and by its living children. */
 export function treeCpuMs(): { own: number; children: number } {
   const own = process.cpuUsage();
-  const childTicks = children().reduce((sum, pid) => {
-    const fields = statFields(pid);
-    // utime and stime are fields 14 and 15 of stat, i.e. 11 and 12 after the command name.
-    return sum + (fields ? Number(fields[11]) + Number(fields[12]) : 0);
-  }, 0);
-  return { own: (own.user + own.system) / 1000, children: (childTicks * 1000) / ticksPerSecond };
+  // utime and stime are fields 14 and 15 of stat, i.e. 11 and 12 after the command name.
+  const childMs = children().reduce((sum, pid) => sum + cpuMsOf(statFields(pid)), 0);
+  return { own: (own.user + own.system) / 1000, children: childMs };
+}
+
+/** CPU ms of a server process by where it is spent: its main thread, LanceDB's threads, its other threads, its children. */
+export interface ServerCpuMs {
+  main: number;
+  lancedb: number;
+  other: number;
+  children: number;
+}
+
+/** The CPU a server process (another process, e.g. one the bench started) has used so far, split by thread. */
+export function serverCpuMs(pid: number): ServerCpuMs {
+  const cpu: ServerCpuMs = { main: 0, lancedb: 0, other: 0, children: 0 };
+  let tasks: string[] = [];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return cpu; // the server has exited
+  }
+  for (const task of tasks) {
+    const ms = cpuMsOf(statFields(pid, Number(task)));
+    if (Number(task) === pid) cpu.main += ms;
+    // LanceDB's async runtime (tokio) and its CPU pool, by the thread names they set.
+    else if (/^(tokio-rt-worker|lance-cpu)/.test(readFileSync(`/proc/${pid}/task/${task}/comm`, "utf8"))) cpu.lancedb += ms;
+    else cpu.other += ms;
+  }
+  for (const child of children(pid)) cpu.children += cpuMsOf(statFields(child));
+  return cpu;
 }
 
 /** Resident memory of this process and of each living child, in MB. */

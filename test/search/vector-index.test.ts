@@ -6,7 +6,7 @@ import { connect, Index, MatchQuery } from "@lancedb/lancedb";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Database } from "../../src/db/database.js";
 import { openPglite } from "../../src/db/pglite.js";
-import { ensureFullTextIndex, openLanceIndex } from "../../src/search/vector/lancedb-index.js";
+import { ensureFullTextIndex, openLanceIndex, probesFor } from "../../src/search/vector/lancedb-index.js";
 import { openLanceSkillIndex } from "../../src/search/skills/lancedb-skill-index.js";
 import { lanceSchema, toArrowTable } from "../../src/search/vector/lance-records.js";
 import { openPgvectorIndex } from "../../src/search/vector/pgvector-index.js";
@@ -645,6 +645,39 @@ describe("close()", () => {
       expect(out).toContain("closed");
       expect(exited).toBe(0);
     } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("probes of the LanceDB ANN index", () => {
+  it("probes every partition up to about 4,096 rows, then enough for 4,096 rows, never fewer than 20", () => {
+    expect(probesFor(32, 1_024)).toBe(32);
+    expect(probesFor(64, 4_096)).toBe(64);
+    // An index trained on 4,096 rows, its table grown to 10k: 27 of 64 partitions hold about 4,096 rows.
+    expect(probesFor(64, 10_000)).toBe(27);
+    expect(probesFor(316, 100_000)).toBe(20);
+    expect(probesFor(1_024, 1_000_000)).toBe(20);
+    expect(probesFor(16, 300)).toBe(16);
+  });
+
+  it("answers exactly through the index below 4,096 rows, even on uniform random vectors", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "agentmem-ann-probes-"));
+    const index = await openLanceIndex({ uri: dir, dimensions: dims });
+    try {
+      const rand = prng(21);
+      const records = Array.from({ length: 1_500 }, (_, i) => record(rand, i));
+      await index.upsert(records);
+      await index.optimize();
+      const db = await connect(dir);
+      const table = await db.openTable((await db.tableNames())[0]!);
+      expect((await table.listIndices()).some((i) => i.indexType === "IvfFlat")).toBe(true);
+      table.close();
+      db.close();
+      // With LanceDB's 20 of the 39 partitions, uniform vectors lose about a third of their neighbours.
+      for (let q = 0; q < 10; q++) await expectExact(index, records, unitVector(rand), { workspaceId: "ws_a" }, 10);
+    } finally {
+      await index.close();
       await rm(dir, { recursive: true, force: true });
     }
   });

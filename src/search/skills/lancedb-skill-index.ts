@@ -5,7 +5,7 @@ import { eachLanceIdPage, lanceHolding } from "../vector/lance-ids.js";
 import { checkDimensions } from "../vector/records.js";
 import { serialQueue } from "../vector/serial.js";
 import { connectLance, type LanceConnectionOptions } from "../vector/lance-session.js";
-import { bm25Search, defaultAnnThreshold, ensureAnnIndex, ensureFullTextIndex, nearestThenExact } from "../vector/lancedb-index.js";
+import { annSearch, bm25Search, defaultAnnThreshold, ensureAnnIndex, ensureFullTextIndex, nearestThenExact } from "../vector/lancedb-index.js";
 import type { VectorHit } from "../vector/vector-index.js";
 import { retryConflicts } from "../vector/lance-retry.js";
 import { skillFilterMatchesNothing, type SkillVectorFilter, type SkillVectorIndex, type SkillVectorRecord } from "./skill-vector-index.js";
@@ -104,6 +104,7 @@ export async function openLanceSkillIndex(options: LanceConnectionOptions & { di
   // BM25 over keywordText; rows written since the last optimize() are scanned.
   await ensureFullTextIndex(table, "text");
   const write = serialQueue();
+  const ann = await annSearch(table);
 
   return {
     kind: "lancedb",
@@ -127,8 +128,7 @@ export async function openLanceSkillIndex(options: LanceConnectionOptions & { di
       if (k <= 0 || skillFilterMatchesNothing(filter)) return [];
       const where = skillLanceFilter(filter);
       const [hits] = await nearestThenExact([vector], k, async ([v], exhaustive) => {
-        let query = table.vectorSearch(v!).distanceType("cosine").where(where);
-        if (exhaustive) query = query.bypassVectorIndex();
+        const query = ann.configure(table.vectorSearch(v!).distanceType("cosine").where(where), exhaustive);
         const result = await query.select(["id", "_distance"]).limit(k).toArrow();
         const ids = result.getChild("id");
         if (!ids) return [[]];
@@ -154,6 +154,7 @@ export async function openLanceSkillIndex(options: LanceConnectionOptions & { di
         if (!indexed.has("id")) await retryConflicts(() => table.createIndex("id", { config: Index.btree() }));
         if (!indexed.has("workspace_id")) await retryConflicts(() => table.createIndex("workspace_id", { config: Index.bitmap() }));
         await ensureAnnIndex(table, rows, defaultAnnThreshold);
+        await ann.refresh();
       }),
 
     eachIdPage: (size, fn) => eachLanceIdPage(table, size, fn),

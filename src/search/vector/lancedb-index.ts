@@ -1,4 +1,4 @@
-import { Index, MatchQuery, type Table } from "@lancedb/lancedb";
+import { Index, MatchQuery, type Table, type VectorQuery } from "@lancedb/lancedb";
 import { lanceAnalyser } from "../analyser.js";
 import { inFlightGate } from "./in-flight-gate.js";
 import { idIn, lanceFilter } from "./lance-filter.js";
@@ -23,11 +23,28 @@ export interface LanceIndexOptions extends LanceConnectionOptions {
 
 /**
  * Rows from which a collection is searched through its IVF_FLAT index (then exactly where that finds too
- * few). An exact scan costs about 0.8 ms per thousand 512-d rows on 2 cores (10k: p50 10 to 12 ms, the
- * index 2.5 to 3.2 ms); the index's top 10 agreed with the exact one for 0.988 of USE-lite neighbours at
- * 10k synthetic memories and 0.979 at LoCoMo's 5,882 turns (scratch measurement, session 6 notes).
+ * few). The exact scan reads every row's vector from the table's fragments: 2,000 memories cost 37 ms of
+ * LanceDB CPU a semantic recall, and a contradiction search of ten vectors at 3,000 rows 200 to 300 ms;
+ * through the index, whose vectors lie together in its own file, the same recall costs 6.6 ms.
  */
-export const defaultAnnThreshold = 4_096;
+export const defaultAnnThreshold = 1_024;
+
+/** LanceDB's default number of partitions a search probes. */
+const defaultProbes = 20;
+/**
+ * Rows a search through the index probes at least. Probing is cheap beside the exact scan (10k rows: all 67
+ * partitions 6.7 ms of CPU, 20 of them 5.3 ms, the exact scan 20 to 30 ms), so up to about this many rows
+ * the index probes every partition and answers exactly; `npx tsx bench/ann-agreement.ts` measures the rest.
+ */
+const probedRows = 4_096;
+
+/**
+ * Partitions to probe in an index of `partitions` over `rows` rows: enough to hold probedRows rows, and
+ * never fewer than LanceDB's default. (A table grows to four times the rows its index was trained on
+ * before it is retrained, so the rows a partition holds are counted, not assumed.)
+ */
+export const probesFor = (partitions: number, rows: number): number =>
+  Math.min(partitions, Math.max(defaultProbes, Math.ceil((probedRows * partitions) / Math.max(rows, 1))));
 /**
  * Versions older than this are pruned by optimize(); readers move to the latest within their consistency
  * interval. Every indexed batch makes a version: kept for an hour, 100k memories left 8 GB of them.
@@ -54,6 +71,31 @@ const scalarIndexes: ReadonlyArray<readonly [string, () => Index]> = [
  */
 const partitionsFor = (rows: number) => Math.min(1024, Math.max(16, Math.round(Math.sqrt(rows))));
 const annIndexPrefix = "vector_ivf_flat_p";
+
+/** The partitions of the table's IVF index (in its name), or 0 when it has none yet. */
+async function annPartitions(table: Table): Promise<number> {
+  const current = (await table.listIndices()).find((i) => i.name.startsWith(annIndexPrefix));
+  return current ? Number(current.name.slice(annIndexPrefix.length)) : 0;
+}
+
+/**
+ * How a collection's searches use its IVF index: the probes for the index the table had when this handle
+ * opened it or last optimized it (a node that does not maintain the index keeps those of its start).
+ */
+export async function annSearch(table: Table) {
+  let probes = 0;
+  const refresh = async () => {
+    const partitions = await annPartitions(table);
+    probes = partitions > 0 ? probesFor(partitions, await table.countRows()) : 0;
+  };
+  await refresh();
+  return {
+    refresh,
+    /** The query searched through the index with its probes, or by an exact scan of every row that passes the filter. */
+    configure: (query: VectorQuery, exhaustive: boolean): VectorQuery =>
+      exhaustive ? query.bypassVectorIndex() : probes > 0 ? query.nprobes(probes) : query,
+  };
+}
 
 /**
  * BM25 over the content column with the shared analyser (see analyser.ts). Positions are left out: recall
@@ -93,14 +135,14 @@ export async function openLanceIndex(options: LanceIndexOptions): Promise<Vector
   const write = serialQueue();
   const maintain = serialQueue();
   const gate = inFlightGate("the LanceDB vector index");
+  const ann = await annSearch(table);
 
   /** One scan for several query vectors; each result row names its vector in query_index. */
   async function scan(vectors: readonly Float32Array[], filter: VectorFilter, k: number, exhaustive: boolean): Promise<VectorHit[][]> {
     let query = table.vectorSearch(vectors[0]!);
     for (const v of vectors.slice(1)) query = query.addQueryVector(v);
-    query = query.distanceType("cosine").where(lanceFilter(filter));
-    // Probing every partition (maximumNprobes(0)) returned rows without distances on clustered data.
-    if (exhaustive) query = query.bypassVectorIndex();
+    // Probing every partition by maximumNprobes(0) returned rows without distances on clustered data.
+    query = ann.configure(query.distanceType("cosine").where(lanceFilter(filter)), exhaustive);
     const result = await query.select(["id", "_distance"]).limit(k).toArrow();
     const hits: VectorHit[][] = vectors.map(() => []);
     const ids = result.getChild("id");
@@ -151,7 +193,13 @@ export async function openLanceIndex(options: LanceIndexOptions): Promise<Vector
 
     keywordSearch: (query, filter, k) => gate.run(() => keywordSearch(query, filter, k)),
 
-    optimize: () => gate.run(() => maintain(() => optimizeTable(table, annThreshold))),
+    optimize: () =>
+      gate.run(() =>
+        maintain(async () => {
+          await optimizeTable(table, annThreshold);
+          await ann.refresh();
+        }),
+      ),
 
     count: () => gate.run(() => table.countRows()),
 
@@ -282,8 +330,7 @@ async function optimizeTable(table: Table, annThreshold: number): Promise<void> 
 /** Builds the IVF_FLAT index once the table holds annThreshold rows, and retrains it as the table grows. */
 export async function ensureAnnIndex(table: Table, rows: number, annThreshold: number): Promise<void> {
   if (rows < annThreshold) return;
-  const current = (await table.listIndices()).find((i) => i.name.startsWith(annIndexPrefix));
-  const built = current ? Number(current.name.slice(annIndexPrefix.length)) : 0;
+  const built = await annPartitions(table);
   const wanted = partitionsFor(rows);
   if (wanted < 2 * built) return;
   await retryConflicts(() =>
@@ -292,5 +339,5 @@ export async function ensureAnnIndex(table: Table, rows: number, annThreshold: n
       name: `${annIndexPrefix}${wanted}`,
     }),
   );
-  if (current) await retryConflicts(() => table.dropIndex(current.name));
+  if (built > 0) await retryConflicts(() => table.dropIndex(`${annIndexPrefix}${built}`));
 }
