@@ -14,6 +14,7 @@ import { cosine } from "../../src/search/scoring.js";
 import type { MetadataTermsOf } from "../../src/search/vector/records.js";
 import type { VectorFilter, VectorIndex, VectorRecord } from "../../src/search/vector/vector-index.js";
 import { indexedIds } from "../support/indexed-ids.js";
+import { startsProcessesTimeoutMs } from "../support/test-server.js";
 
 const dims = 32;
 const repoRoot = path.resolve(import.meta.dirname, "../..");
@@ -633,10 +634,11 @@ describe("close()", () => {
       child.stdout.on("data", (d: Buffer) => (out += d.toString()));
       child.stderr.on("data", (d: Buffer) => (out += d.toString()));
       const exited = await new Promise<number | null>((resolve) => {
+        // A stall guard, not a speed check: under a loaded full suite the child took over 20 s to load.
         const timer = setTimeout(() => {
           child.kill("SIGKILL");
           resolve(null);
-        }, 20_000);
+        }, startsProcessesTimeoutMs - 10_000);
         child.on("exit", (code) => {
           clearTimeout(timer);
           resolve(code);
@@ -647,7 +649,7 @@ describe("close()", () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
-  });
+  }, startsProcessesTimeoutMs);
 });
 
 describe("probes of the LanceDB ANN index", () => {

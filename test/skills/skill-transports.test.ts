@@ -6,7 +6,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SkillMaturity, SkillService } from "../../gen/agent/v1/skill_pb.js";
 import { grpc, grpcClient, type GrpcClient } from "../support/grpc-client.js";
-import { backends, rest, startTestServer, type TestServer } from "../support/test-server.js";
+import { backends, rest, startsProcessesTimeoutMs, startTestServer, type TestServer } from "../support/test-server.js";
 
 const skill = (slug: string) => ({
   slug,
@@ -110,5 +110,5 @@ describe("skill search on pgvector, and the outbox across a restart", () => {
     } finally {
       await server.close();
     }
-  });
+  }, startsProcessesTimeoutMs);
 });

@@ -6,7 +6,7 @@ import { startApp } from "../../src/app.js";
 import { loadConfig } from "../../src/config.js";
 import { openDatabase } from "../../src/db/database.js";
 import { migrate } from "../../src/db/migrations.js";
-import { adminKey, freshPostgresDatabase, rest, startTestServer } from "../support/test-server.js";
+import { adminKey, freshPostgresDatabase, rest, startsProcessesTimeoutMs, startTestServer } from "../support/test-server.js";
 
 describe("storage", () => {
   it("keeps PGlite data in DATA_DIR across restarts", async () => {
@@ -26,7 +26,7 @@ describe("storage", () => {
     } finally {
       await rm(dataDir, { recursive: true, force: true });
     }
-  });
+  }, startsProcessesTimeoutMs);
 
   it("migrates once: a second run applies nothing; PGlite runs with the configured shared_buffers", async () => {
     const db = await openDatabase({ dataDir: "memory://", poolSize: 1, pgliteSharedBuffersBytes: 16 * 1024 * 1024 });

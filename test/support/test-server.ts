@@ -7,6 +7,12 @@ import { loadConfig } from "../../src/config.js";
 export type Backend = "pglite" | "postgres";
 export const backends: Backend[] = ["pglite", "postgres"];
 
+/**
+ * The time a test gets that starts servers or processes of its own one after another: two PGlite server
+ * starts took 31 s in a full suite on a loaded 2-core machine, past vitest's 30 s per test.
+ */
+export const startsProcessesTimeoutMs = 120_000;
+
 export const adminKey = "test-admin-key-" + randomBytes(8).toString("hex");
 
 export interface TestServer {
