@@ -128,7 +128,10 @@ describe("a crashed model process", () => {
   it("fails a batch with a clear error when its process dies a second time, and keeps serving", async () => {
     const crashing = await UseLiteEmbedder.create({ batchSize: 4, workers: 1 });
     try {
-      const doomed = crashing.embed(["a batch that kills two workers"]);
+      // A batch that takes its process tens of milliseconds: the replacement is killed just after it took
+      // the batch, and with a one-line batch a loaded machine let it answer first (the test continued
+      // 4.6 ms after the batch was sent even unloaded).
+      const doomed = crashing.embed(["a batch that kills two workers ", "and takes a while "].map((t) => t.repeat(2_000 / t.length)));
       await crashing.crashWorker(0);
       await slot(crashing, 0).ready;
       await crashing.crashWorker(0);
