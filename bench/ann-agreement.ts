@@ -21,7 +21,7 @@ import { parseArgs } from "node:util";
 import { connect } from "@lancedb/lancedb";
 import { UseLiteEmbedder } from "../src/embeddings/use-lite-embedder.js";
 import { defaultAnnThreshold, openLanceIndex } from "../src/search/vector/lancedb-index.js";
-import type { VectorRecord } from "../src/search/vector/vector-index.js";
+import { factRecord } from "./lib/fact-record.js";
 import { loadLocomo, turnContent } from "./lib/locomo.js";
 import { onCleanUp, positiveOption, runBench } from "./lib/run.js";
 import { syntheticMemory, syntheticQueries } from "./lib/synthetic.js";
@@ -58,30 +58,13 @@ async function corpora(data: string, largest: number, queries: number): Promise<
   ];
 }
 
-function record(i: number, vector: Float32Array): VectorRecord {
-  return {
-    id: `m${String(i).padStart(6, "0")}`,
-    workspaceId: filter.workspaceId,
-    containers: filter.containers,
-    type: "fact",
-    tags: [],
-    severity: null,
-    confidence: 1,
-    state: "active",
-    validFrom: 0,
-    validUntil: null,
-    createdAt: 0,
-    content: "",
-    vector,
-    metadataTerms: [],
-  };
-}
-
 async function measure(corpus: string, vectors: Float32Array[], queryVectors: Float32Array[], rows: number): Promise<Row> {
   const dir = await mkdtemp(path.join(tmpdir(), "agentmem-ann-"));
   try {
     const index = await openLanceIndex({ uri: dir, dimensions });
-    const records = vectors.slice(0, rows).map((v, i) => record(i, v));
+    const records = vectors
+      .slice(0, rows)
+      .map((vector, i) => factRecord({ id: `m${String(i).padStart(6, "0")}`, content: "", workspaceId: filter.workspaceId, containers: filter.containers, vector }));
     for (let i = 0; i < records.length; i += 1000) await index.upsert(records.slice(i, i + 1000));
     await index.optimize();
     const db = await connect(dir);

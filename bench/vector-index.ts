@@ -20,6 +20,7 @@ import { openPglite } from "../src/db/pglite.js";
 import { openLanceIndex } from "../src/search/vector/lancedb-index.js";
 import { openPgvectorIndex } from "../src/search/vector/pgvector-index.js";
 import type { VectorFilter, VectorIndex, VectorRecord } from "../src/search/vector/vector-index.js";
+import { factRecord } from "./lib/fact-record.js";
 
 const dims = 512;
 const batchSize = 1000;
@@ -126,22 +127,8 @@ async function runOne(backend: Backend, rows: number, loadCapS: number): Promise
       const batch = Array.from({ length: Math.min(batchSize, rows - offset) }, (_, i): VectorRecord => {
         const vector = unitVector(rand);
         vectors.push(vector);
-        return {
-          id: `mem_${offset + i}`,
-          content: `memory ${offset + i}`,
-          workspaceId: filter.workspaceId,
-          containers: filter.containers!,
-          type: "fact",
-          tags: [],
-          severity: null,
-          confidence: 1,
-          state: "active",
-          validFrom: 0,
-          validUntil: null,
-          createdAt: Date.now(),
-          metadataTerms: [],
-          vector,
-        };
+        const id = offset + i;
+        return factRecord({ id: `mem_${id}`, content: `memory ${id}`, workspaceId: filter.workspaceId, containers: filter.containers!, vector, createdAt: Date.now() });
       });
       await index.upsert(batch);
     }
