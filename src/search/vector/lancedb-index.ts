@@ -91,7 +91,11 @@ export async function annSearch(table: Table) {
   await refresh();
   return {
     refresh,
-    /** The query searched through the index with its probes, or by an exact scan of every row that passes the filter. */
+    /**
+     * The query searched through the index with its probes, or by an exact scan of every row that passes
+     * the filter. Every partition is probed by naming their count: maximumNprobes(0) returned rows
+     * without distances on clustered data.
+     */
     configure: (query: VectorQuery, exhaustive: boolean): VectorQuery =>
       exhaustive ? query.bypassVectorIndex() : probes > 0 ? query.nprobes(probes) : query,
   };
@@ -141,7 +145,6 @@ export async function openLanceIndex(options: LanceIndexOptions): Promise<Vector
   async function scan(vectors: readonly Float32Array[], filter: VectorFilter, k: number, exhaustive: boolean): Promise<VectorHit[][]> {
     let query = table.vectorSearch(vectors[0]!);
     for (const v of vectors.slice(1)) query = query.addQueryVector(v);
-    // Probing every partition by maximumNprobes(0) returned rows without distances on clustered data.
     query = ann.configure(query.distanceType("cosine").where(lanceFilter(filter)), exhaustive);
     const result = await query.select(["id", "_distance"]).limit(k).toArrow();
     const hits: VectorHit[][] = vectors.map(() => []);
