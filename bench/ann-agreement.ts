@@ -69,7 +69,7 @@ async function measure(corpus: string, vectors: Float32Array[], queryVectors: Fl
     await index.optimize();
     const db = await connect(dir);
     const table = await db.openTable((await db.tableNames()).find((n) => n.startsWith("memories_"))!);
-    const ann = (await table.listIndices()).find((i) => i.indexType === "IvfFlat")?.name ?? "none (exact scan)";
+    const ann = (await table.listIndices()).find((i) => i.columns.includes("vector"))?.name ?? "none (exact scan)";
     let at10 = 0;
     let at40 = 0;
     for (const q of queryVectors) {

@@ -683,4 +683,44 @@ describe("probes of the LanceDB ANN index", () => {
       await rm(dir, { recursive: true, force: true });
     }
   });
+
+  it("quantizes the index (IVF_RQ) once its vectors outgrow quantizeFromBytes, and re-ranks by the exact vectors", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "agentmem-ann-rq-"));
+    // 1,100 rows of 32 dimensions are 140,800 bytes of vectors, 1,500 are 192,000.
+    const index = await openLanceIndex({ uri: dir, dimensions: dims, quantizeFromBytes: 150_000 });
+    const db = await connect(dir);
+    try {
+      const rand = prng(33);
+      const near = topicVectors(rand, 12);
+      const records = Array.from({ length: 1_500 }, (_, i) => record(rand, i, { vector: near() }));
+      const vectorIndexes = async () => {
+        const table = await db.openTable((await db.tableNames())[0]!);
+        const found = (await table.listIndices()).filter((i) => i.columns.includes("vector")).map((i) => i.indexType);
+        table.close();
+        return found;
+      };
+      await index.upsert(records.slice(0, 1_100));
+      await index.optimize();
+      expect(await vectorIndexes()).toEqual(["IvfFlat"]);
+      await index.upsert(records.slice(1_100));
+      await index.optimize();
+      // Rebuilt quantized although the partitions it wants have not doubled, and the flat index dropped.
+      expect(await vectorIndexes()).toEqual(["IvfRq"]);
+      let agreement = 0;
+      for (let q = 0; q < 20; q++) {
+        const query = near();
+        const expected = bruteForce(records, query, { workspaceId: "ws_a" }, 10);
+        const got = await index.search(query, { workspaceId: "ws_a" }, 10);
+        expect(got).toHaveLength(10);
+        // Refined: every similarity returned is the exact cosine of the stored vector.
+        for (const h of got) expect(Math.abs(h.similarity - cosine(records[Number(h.id.slice(4))]!.vector, query))).toBeLessThan(1e-4);
+        agreement += got.filter((h) => expected.some((e) => e.id === h.id)).length / 10;
+      }
+      expect(agreement / 20).toBeGreaterThan(0.8);
+    } finally {
+      db.close();
+      await index.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -5,7 +5,7 @@ import { eachLanceIdPage, lanceHolding } from "../vector/lance-ids.js";
 import { checkDimensions } from "../vector/records.js";
 import { serialQueue } from "../vector/serial.js";
 import { connectLance, type LanceConnectionOptions } from "../vector/lance-session.js";
-import { annSearch, bm25Search, defaultAnnThreshold, ensureAnnIndex, ensureFullTextIndex, nearestThenExact } from "../vector/lancedb-index.js";
+import { annSearch, bm25Search, defaultAnnPolicy, ensureAnnIndex, ensureFullTextIndex, nearestThenExact } from "../vector/lancedb-index.js";
 import type { VectorHit } from "../vector/vector-index.js";
 import { retryConflicts } from "../vector/lance-retry.js";
 import { skillFilterMatchesNothing, type SkillVectorFilter, type SkillVectorIndex, type SkillVectorRecord } from "./skill-vector-index.js";
@@ -153,7 +153,7 @@ export async function openLanceSkillIndex(options: LanceConnectionOptions & { di
         const indexed = new Set((await table.listIndices()).flatMap((i) => i.columns));
         if (!indexed.has("id")) await retryConflicts(() => table.createIndex("id", { config: Index.btree() }));
         if (!indexed.has("workspace_id")) await retryConflicts(() => table.createIndex("workspace_id", { config: Index.bitmap() }));
-        await ensureAnnIndex(table, rows, defaultAnnThreshold);
+        await ensureAnnIndex(table, rows, dimensions, defaultAnnPolicy);
         await ann.refresh();
       }),
 

@@ -14,6 +14,8 @@ export interface LanceIndexOptions extends LanceConnectionOptions {
   dimensions: number;
   /** Rows at which optimize() builds the ANN index; below it an exact scan is fast enough. */
   annThreshold?: number;
+  /** Bytes of vectors from which the index is quantized (IVF_RQ); default defaultQuantizeFromBytes. */
+  quantizeFromBytes?: number;
   /**
    * For rows indexed before the table had a metadata_terms column (see backfillMetadataTerms); without
    * it such rows keep null terms and match no metadata filter.
@@ -22,7 +24,7 @@ export interface LanceIndexOptions extends LanceConnectionOptions {
 }
 
 /**
- * Rows from which a collection is searched through its IVF_FLAT index (then exactly where that finds too
+ * Rows from which a collection is searched through its IVF index (then exactly where that finds too
  * few). The exact scan reads every row's vector from the table's fragments: 2,000 memories cost 37 ms of
  * LanceDB CPU a semantic recall, and a contradiction search of ten vectors at 3,000 rows 200 to 300 ms;
  * through the index, whose vectors lie together in its own file, the same recall costs 6.6 ms.
@@ -64,18 +66,48 @@ const scalarIndexes: ReadonlyArray<readonly [string, () => Index]> = [
 ];
 
 /**
- * IVF_FLAT keeps exact vectors and builds in seconds (IVF_PQ and HNSW take minutes at 100k). LanceDB's
- * default of sqrt(rows) partitions keeps each probe small (100k rows: 316 partitions build in 3.5 s,
- * queries p50 6 ms against 12 ms with 57); the count is kept in the index name so optimize() retrains
- * once the table has grown enough to want twice as many.
+ * LanceDB's default of sqrt(rows) partitions keeps each probe small (100k rows: 316 partitions, queries p50
+ * 6 ms against 12 ms with 57); the count is kept in the index name so optimize() retrains once the table
+ * has grown enough to want twice as many.
  */
 const partitionsFor = (rows: number) => Math.min(1024, Math.max(16, Math.round(Math.sqrt(rows))));
-const annIndexPrefix = "vector_ivf_flat_p";
 
-/** The partitions of the table's IVF index (in its name), or 0 when it has none yet. */
-async function annPartitions(table: Table): Promise<number> {
-  const current = (await table.listIndices()).find((i) => i.name.startsWith(annIndexPrefix));
-  return current ? Number(current.name.slice(annIndexPrefix.length)) : 0;
+/**
+ * The two IVF index kinds. IVF_FLAT keeps every vector in the index: searches read nothing else, and while
+ * the index fits LanceDB's index cache they are the fastest (100k memories: 6.8 ms p50 in process). It
+ * does not fit at scale: 2 GB at 1M memories of 512 dimensions, so a 512 MiB cache missed most partitions
+ * a search probed (p50 28 ms, p95 149 ms). IVF_RQ keeps one bit per dimension (RaBitQ, 1M: under 200 MB)
+ * and re-ranks the refineFactor × k nearest by those bits with the exact vectors read from the table,
+ * which costs 5 to 10 ms more a search (1M: p50 15 ms, p95 18 ms; top-10 agreement with an exact scan
+ * 0.97 against IVF_FLAT's 0.84 on hashed vectors). `npx tsx bench/ann-agreement.ts` measures both on
+ * the model's vectors.
+ */
+const annKinds = {
+  flat: { prefix: "vector_ivf_flat_p", refineFactor: 0, config: (partitions: number) => Index.ivfFlat({ distanceType: "cosine", numPartitions: partitions }) },
+  rq: { prefix: "vector_ivf_rq_p", refineFactor: 10, config: (partitions: number) => Index.ivfRq({ distanceType: "cosine", numPartitions: partitions }) },
+} as const;
+type AnnKind = keyof typeof annKinds;
+
+/**
+ * Bytes of vectors (rows × dimensions × 4) from which a collection's index is IVF_RQ: half the default
+ * index cache (LANCEDB_INDEX_CACHE_BYTES), 131,072 memories of 512 dimensions, 43,690 of 1,536.
+ */
+export const defaultQuantizeFromBytes = 256 * 2 ** 20;
+
+interface AnnIndex {
+  name: string;
+  kind: AnnKind;
+  partitions: number;
+}
+
+/** The table's IVF index, or undefined when it has none yet. */
+async function annIndexOf(table: Table): Promise<AnnIndex | undefined> {
+  for (const { name } of await table.listIndices()) {
+    for (const [kind, { prefix }] of Object.entries(annKinds) as [AnnKind, (typeof annKinds)[AnnKind]][]) {
+      if (name.startsWith(prefix)) return { name, kind, partitions: Number(name.slice(prefix.length)) };
+    }
+  }
+  return undefined;
 }
 
 /**
@@ -84,9 +116,11 @@ async function annPartitions(table: Table): Promise<number> {
  */
 export async function annSearch(table: Table) {
   let probes = 0;
+  let refineFactor = 0;
   const refresh = async () => {
-    const partitions = await annPartitions(table);
-    probes = partitions > 0 ? probesFor(partitions, await table.countRows()) : 0;
+    const index = await annIndexOf(table);
+    probes = index ? probesFor(index.partitions, await table.countRows()) : 0;
+    refineFactor = index ? annKinds[index.kind].refineFactor : 0;
   };
   await refresh();
   return {
@@ -96,8 +130,11 @@ export async function annSearch(table: Table) {
      * the filter. Every partition is probed by naming their count: maximumNprobes(0) returned rows
      * without distances on clustered data.
      */
-    configure: (query: VectorQuery, exhaustive: boolean): VectorQuery =>
-      exhaustive ? query.bypassVectorIndex() : probes > 0 ? query.nprobes(probes) : query,
+    configure: (query: VectorQuery, exhaustive: boolean): VectorQuery => {
+      if (exhaustive) return query.bypassVectorIndex();
+      if (probes === 0) return query;
+      return refineFactor > 0 ? query.nprobes(probes).refineFactor(refineFactor) : query.nprobes(probes);
+    },
   };
 }
 
@@ -114,7 +151,10 @@ const retiredTablePrefixes = ["memories_v1_"];
 /** The vector index in LanceDB: one table per dimension count, kept open for the life of the process. */
 export async function openLanceIndex(options: LanceIndexOptions): Promise<VectorIndex> {
   const { dimensions } = options;
-  const annThreshold = options.annThreshold ?? defaultAnnThreshold;
+  const annPolicy: AnnPolicy = {
+    threshold: options.annThreshold ?? defaultAnnThreshold,
+    quantizeFromBytes: options.quantizeFromBytes ?? defaultQuantizeFromBytes,
+  };
   const schema = lanceSchema(dimensions);
   const connection = await connectLance(options);
   // Several nodes may open one location at the same moment: every step tolerates a concurrent twin.
@@ -135,7 +175,7 @@ export async function openLanceIndex(options: LanceIndexOptions): Promise<Vector
   );
   await ensureFullTextIndex(table, "content");
   // The backfill rewrites rows into fragments the vector and full-text indexes do not cover yet.
-  if ((await addMetadataTerms(table, options.metadataTermsOf)) > 0) await optimizeTable(table, annThreshold);
+  if ((await addMetadataTerms(table, options.metadataTermsOf)) > 0) await optimizeTable(table, dimensions, annPolicy);
   const write = serialQueue();
   const maintain = serialQueue();
   const gate = inFlightGate("the LanceDB vector index");
@@ -199,7 +239,7 @@ export async function openLanceIndex(options: LanceIndexOptions): Promise<Vector
     optimize: () =>
       gate.run(() =>
         maintain(async () => {
-          await optimizeTable(table, annThreshold);
+          await optimizeTable(table, dimensions, annPolicy);
           await ann.refresh();
         }),
       ),
@@ -318,7 +358,7 @@ export async function ensureFullTextIndex(table: Table, column: string): Promise
 }
 
 /** Compacts and folds new rows into the indexes, then creates the indexes the table has grown into. */
-async function optimizeTable(table: Table, annThreshold: number): Promise<void> {
+async function optimizeTable(table: Table, dimensions: number, annPolicy: AnnPolicy): Promise<void> {
   await retryConflicts(() => table.optimize({ cleanupOlderThan: new Date(Date.now() - versionRetentionMs) }));
   const rows = await table.countRows();
   if (rows === 0) return;
@@ -327,20 +367,29 @@ async function optimizeTable(table: Table, annThreshold: number): Promise<void> 
   for (const [column, kind] of scalarIndexes) {
     if (!indexed.has(column)) await retryConflicts(() => table.createIndex(column, { config: kind() }));
   }
-  await ensureAnnIndex(table, rows, annThreshold);
+  await ensureAnnIndex(table, rows, dimensions, annPolicy);
 }
 
-/** Builds the IVF_FLAT index once the table holds annThreshold rows, and retrains it as the table grows. */
-export async function ensureAnnIndex(table: Table, rows: number, annThreshold: number): Promise<void> {
-  if (rows < annThreshold) return;
-  const built = await annPartitions(table);
+/** When a collection gets its IVF index, and from what size that index is quantized. */
+export interface AnnPolicy {
+  /** Rows from which searches go through the index. */
+  threshold: number;
+  /** Bytes of vectors from which the index is IVF_RQ; once quantized it stays so. */
+  quantizeFromBytes: number;
+}
+
+export const defaultAnnPolicy: AnnPolicy = { threshold: defaultAnnThreshold, quantizeFromBytes: defaultQuantizeFromBytes };
+
+/**
+ * Builds the IVF index once the table holds the policy's threshold of rows, retrains it as the table
+ * grows, and rebuilds it quantized once its vectors outgrow the policy's bytes.
+ */
+export async function ensureAnnIndex(table: Table, rows: number, dimensions: number, policy: AnnPolicy): Promise<void> {
+  if (rows < policy.threshold) return;
+  const built = await annIndexOf(table);
+  const kind: AnnKind = built?.kind === "rq" || rows * dimensions * 4 >= policy.quantizeFromBytes ? "rq" : "flat";
   const wanted = partitionsFor(rows);
-  if (wanted < 2 * built) return;
-  await retryConflicts(() =>
-    table.createIndex("vector", {
-      config: Index.ivfFlat({ distanceType: "cosine", numPartitions: wanted }),
-      name: `${annIndexPrefix}${wanted}`,
-    }),
-  );
-  if (built > 0) await retryConflicts(() => table.dropIndex(`${annIndexPrefix}${built}`));
+  if (built?.kind === kind && wanted < 2 * built.partitions) return;
+  await retryConflicts(() => table.createIndex("vector", { config: annKinds[kind].config(wanted), name: `${annKinds[kind].prefix}${wanted}` }));
+  if (built) await retryConflicts(() => table.dropIndex(built.name));
 }
