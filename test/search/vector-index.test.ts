@@ -723,4 +723,34 @@ describe("probes of the LanceDB ANN index", () => {
       await rm(dir, { recursive: true, force: true });
     }
   });
+
+  it("follows a quantized rebuild made through another handle, as a node that does not maintain the index must", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "agentmem-ann-follow-"));
+    const options = { uri: dir, dimensions: dims, quantizeFromBytes: 150_000 };
+    const maintainer = await openLanceIndex(options);
+    let follower: VectorIndex | undefined;
+    try {
+      const rand = prng(34);
+      const near = topicVectors(rand, 12);
+      const records = Array.from({ length: 1_500 }, (_, i) => record(rand, i, { vector: near() }));
+      await maintainer.upsert(records.slice(0, 1_100));
+      await maintainer.optimize();
+      // Opened on the IVF_FLAT index; the maintainer then rebuilds it as IVF_RQ.
+      follower = await openLanceIndex({ ...options, annRefreshMs: 50 });
+      await maintainer.upsert(records.slice(1_100));
+      await maintainer.optimize();
+      const query = near();
+      const exactSimilarities = async (index: VectorIndex) =>
+        (await index.search(query, { workspaceId: "ws_a" }, 10)).every((h) => Math.abs(h.similarity - cosine(records[Number(h.id.slice(4))]!.vector, query)) < 1e-4);
+      expect(await exactSimilarities(maintainer)).toBe(true);
+      // Until its next refresh the follower searches the new index without re-ranking; within seconds it re-ranks.
+      const deadline = Date.now() + 20_000;
+      while (!(await exactSimilarities(follower)) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(await exactSimilarities(follower)).toBe(true);
+    } finally {
+      await follower?.close();
+      await maintainer.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -164,6 +164,7 @@ export async function openLanceSkillIndex(options: LanceConnectionOptions & { di
     count: () => table.countRows(),
 
     async close() {
+      ann.stop();
       await write(async () => undefined);
       table.close();
       connection.close();

@@ -16,6 +16,8 @@ export interface LanceIndexOptions extends LanceConnectionOptions {
   annThreshold?: number;
   /** Bytes of vectors from which the index is quantized (IVF_RQ); default defaultQuantizeFromBytes. */
   quantizeFromBytes?: number;
+  /** How often the handle reads the IVF index's kind and partitions again; default defaultAnnRefreshMs. */
+  annRefreshMs?: number;
   /**
    * For rows indexed before the table had a metadata_terms column (see backfillMetadataTerms); without
    * it such rows keep null terms and match no metadata filter.
@@ -110,11 +112,16 @@ async function annIndexOf(table: Table): Promise<AnnIndex | undefined> {
   return undefined;
 }
 
+/** How often a handle reads its table's IVF index again, to follow rebuilds made by another node. */
+export const defaultAnnRefreshMs = 30_000;
+
 /**
- * How a collection's searches use its IVF index: the probes for the index the table had when this handle
- * opened it or last optimized it (a node that does not maintain the index keeps those of its start).
+ * How a collection's searches use its IVF index: the kind and probes of the index the table had when
+ * this handle last read it: at open, after its own optimize, and every `refreshEveryMs`, so a node that
+ * does not maintain the index follows the maintainer's rebuilds (an IVF_RQ index searched without
+ * re-ranking returns estimated similarities).
  */
-export async function annSearch(table: Table) {
+export async function annSearch(table: Table, refreshEveryMs = defaultAnnRefreshMs) {
   let probes = 0;
   let refineFactor = 0;
   const refresh = async () => {
@@ -123,8 +130,12 @@ export async function annSearch(table: Table) {
     refineFactor = index ? annKinds[index.kind].refineFactor : 0;
   };
   await refresh();
+  // A failed refresh keeps what the last one read; the next tick tries again.
+  const timer = setInterval(() => refresh().catch(() => undefined), refreshEveryMs);
+  timer.unref();
   return {
     refresh,
+    stop: () => clearInterval(timer),
     /**
      * The query searched through the index with its probes, or by an exact scan of every row that passes
      * the filter. Every partition is probed by naming their count: maximumNprobes(0) returned rows
@@ -179,7 +190,7 @@ export async function openLanceIndex(options: LanceIndexOptions): Promise<Vector
   const write = serialQueue();
   const maintain = serialQueue();
   const gate = inFlightGate("the LanceDB vector index");
-  const ann = await annSearch(table);
+  const ann = await annSearch(table, options.annRefreshMs);
 
   /** One scan for several query vectors; each result row names its vector in query_index. */
   async function scan(vectors: readonly Float32Array[], filter: VectorFilter, k: number, exhaustive: boolean): Promise<VectorHit[][]> {
@@ -251,6 +262,7 @@ export async function openLanceIndex(options: LanceIndexOptions): Promise<Vector
     holding: (ids) => gate.run(() => lanceHolding(table, ids)),
 
     async close() {
+      ann.stop();
       await gate.close();
       table.close();
       connection.close();
