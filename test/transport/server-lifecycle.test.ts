@@ -5,7 +5,7 @@ import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MemoryService } from "../../gen/agent/v1/memory_pb.js";
 import { grpcClient, grpcHealthCheck, grpcHealthClient } from "../support/grpc-client.js";
-import { rest, startTestServer, type TestServer } from "../support/test-server.js";
+import { rest, startsProcessesTimeoutMs, startTestServer, type TestServer } from "../support/test-server.js";
 
 describe("server lifecycle and operations endpoints", () => {
   let server: TestServer;
@@ -39,7 +39,7 @@ describe("server lifecycle and operations endpoints", () => {
     health.close();
     // close() still ends everything else, and reports the database it could not close a second time.
     await expect(doomed.app.close()).rejects.toThrow(/closed/);
-  });
+  }, startsProcessesTimeoutMs);
 });
 
 describe("graceful shutdown", () => {
@@ -70,7 +70,7 @@ describe("graceful shutdown", () => {
     await server.close();
     grpc.close();
     agent.destroy();
-  });
+  }, startsProcessesTimeoutMs);
 });
 
 describe("shutdown with recalls in flight", () => {
@@ -99,7 +99,7 @@ describe("shutdown with recalls in flight", () => {
       const outcomes = await Promise.all(recalls);
       // 503: sent by Fastify to a request that arrives on a kept-alive connection once closing has begun.
       expect(outcomes.filter((o) => o !== 200 && o !== 503 && o !== "closed")).toEqual([]);
-    });
+    }, startsProcessesTimeoutMs);
   }
 });
 
