@@ -1,6 +1,7 @@
 // What searching through the vector index costs in quality: how much of an exact scan's top k the
-// IVF_FLAT index (LanceDB's default probes) returns, on real USE-lite vectors, at the sizes around the
-// row count from which memories and skills are searched through it (defaultAnnThreshold).
+// server's IVF index (IVF_FLAT, or IVF_RQ from defaultQuantizeFromBytes, with the server's probes) returns,
+// on real USE-lite vectors, at the sizes around the row count from which memories and skills are searched
+// through it (defaultAnnThreshold).
 //
 //   npx tsx bench/ann-agreement.ts [--sizes 1024,2048,4096,5882] [--queries 200]
 //                                  [--data /work/shared/data/locomo/locomo10.json]

@@ -36,6 +36,9 @@ import { restLoad } from "./lib/rest-load.js";
 import { startServer, type BenchServer } from "./lib/server.js";
 import { serverCpuMs, type ServerCpuMs } from "./lib/process-tree.js";
 import { Recorder, type PhaseResult } from "./lib/stats.js";
+import { syntheticMemory, syntheticQueries } from "./lib/synthetic.js";
+import { alignedTable } from "./lib/table.js";
+import { onCleanUp, positiveOption, runBench, stopAfter } from "./lib/run.js";
 
 /**
  * A recall phase with the server's CPU per call, by thread: its main thread (HTTP, PGlite, JavaScript),
@@ -45,9 +48,6 @@ import { Recorder, type PhaseResult } from "./lib/stats.js";
 interface RecallPhaseResult extends PhaseResult {
   cpuMsPerCall: { main: number; lancedb: number; other: number; model: number };
 }
-import { syntheticMemory, syntheticQueries } from "./lib/synthetic.js";
-import { alignedTable } from "./lib/table.js";
-import { onCleanUp, positiveOption, runBench, stopAfter } from "./lib/run.js";
 
 const batchSize = 100;
 const ingestConcurrency = 4;

@@ -26,13 +26,12 @@ function children(parent = process.pid): number[] {
     .filter((pid) => statFields(pid)?.[1] === String(parent));
 }
 
-/** utime + stime of fields read by statFields, in ms. */
+/** utime + stime of fields read by statFields, in ms: fields 14 and 15 of stat, i.e. 11 and 12 after the command name. */
 const cpuMsOf = (fields: string[] | undefined) => (fields ? ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerSecond : 0);
 
 /** CPU milliseconds used so far by this process and by its living children. */
 export function treeCpuMs(): { own: number; children: number } {
   const own = process.cpuUsage();
-  // utime and stime are fields 14 and 15 of stat, i.e. 11 and 12 after the command name.
   const childMs = children().reduce((sum, pid) => sum + cpuMsOf(statFields(pid)), 0);
   return { own: (own.user + own.system) / 1000, children: childMs };
 }

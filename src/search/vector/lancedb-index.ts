@@ -78,17 +78,18 @@ const partitionsFor = (rows: number) => Math.min(1024, Math.max(16, Math.round(M
  * The two IVF index kinds. IVF_FLAT keeps every vector in the index: searches read nothing else, and while
  * the index fits LanceDB's index cache they are the fastest (100k memories: 6.8 ms p50 in process). It
  * does not fit at scale: 2 GB at 1M memories of 512 dimensions, so a 512 MiB cache missed most partitions
- * a search probed (p50 28 ms, p95 149 ms). IVF_RQ keeps one bit per dimension (RaBitQ; 100k memories: 8.3 MB against 197 MB)
- * and re-ranks the refineFactor × k nearest by those bits with the exact vectors read from the table,
- * which costs 5 to 10 ms more a search (1M: p50 15 ms, p95 18 ms; top-10 agreement with an exact scan
- * 0.97 against IVF_FLAT's 0.84 on hashed vectors). `npx tsx bench/ann-agreement.ts` measures both on
- * the model's vectors.
+ * a search probed (p50 28 ms, p95 149 ms). IVF_RQ keeps one bit per dimension (RaBitQ; 100k memories:
+ * 8.3 MB against 197 MB) and re-ranks the refineFactor × k nearest by those bits with the exact vectors
+ * read from the table, which costs 5 to 10 ms more a search (1M: p50 15 ms, p95 18 ms; top-10
+ * agreement with an exact scan 0.97 against IVF_FLAT's 0.84 on hashed vectors).
+ * `npx tsx bench/ann-agreement.ts` measures both on the model's vectors.
  */
 const annKinds = {
   flat: { prefix: "vector_ivf_flat_p", refineFactor: 0, config: (partitions: number) => Index.ivfFlat({ distanceType: "cosine", numPartitions: partitions }) },
   rq: { prefix: "vector_ivf_rq_p", refineFactor: 10, config: (partitions: number) => Index.ivfRq({ distanceType: "cosine", numPartitions: partitions }) },
 } as const;
 type AnnKind = keyof typeof annKinds;
+const annKindNames = Object.keys(annKinds) as AnnKind[];
 
 /**
  * Bytes of vectors (rows × dimensions × 4) from which a collection's index is IVF_RQ: half the default
@@ -105,9 +106,8 @@ interface AnnIndex {
 /** The table's IVF index, or undefined when it has none yet. */
 async function annIndexOf(table: Table): Promise<AnnIndex | undefined> {
   for (const { name } of await table.listIndices()) {
-    for (const [kind, { prefix }] of Object.entries(annKinds) as [AnnKind, (typeof annKinds)[AnnKind]][]) {
-      if (name.startsWith(prefix)) return { name, kind, partitions: Number(name.slice(prefix.length)) };
-    }
+    const kind = annKindNames.find((k) => name.startsWith(annKinds[k].prefix));
+    if (kind) return { name, kind, partitions: Number(name.slice(annKinds[kind].prefix.length)) };
   }
   return undefined;
 }
