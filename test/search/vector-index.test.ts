@@ -357,7 +357,7 @@ describe.each([lancedb, pgvector])("vector index ($name)", (backend) => {
         validAt: t0 + 12 * day,
       },
     ];
-    // First on the rows as written, then through the scalar indexes optimize() builds on the filter columns.
+    // First on the rows as written, then after optimize(): LanceDB then filters through its scalar indexes.
     for (const optimized of [false, true]) {
       if (optimized) await index.optimize();
       for (const filter of filters) {
