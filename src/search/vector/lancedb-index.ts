@@ -4,10 +4,10 @@ import { inFlightGate } from "./in-flight-gate.js";
 import { idIn, lanceFilter } from "./lance-filter.js";
 import { eachLanceIdPage, lanceHolding } from "./lance-ids.js";
 import { lanceSchema, metadataTermsColumn, metadataTermsTable, toArrowTable } from "./lance-records.js";
-import { retryConflicts } from "./lance-retry.js";
+import { isRetryableConflict, retryConflicts, type RetryPolicy } from "./lance-retry.js";
 import { connectLance, type LanceConnectionOptions } from "./lance-session.js";
 import { backfillMetadataTerms, checkDimensions, lastPerId, matchesNothing, type MetadataTermsOf } from "./records.js";
-import { serialQueue } from "./serial.js";
+import { serialQueue, type SerialQueue } from "./serial.js";
 import type { KeywordHit, VectorFilter, VectorHit, VectorIndex } from "./vector-index.js";
 
 export interface LanceIndexOptions extends LanceConnectionOptions {
@@ -192,8 +192,8 @@ export async function openLanceIndex(options: LanceIndexOptions): Promise<Vector
   );
   await ensureFullTextIndex(table, "content");
   // The backfill rewrites rows into fragments the vector and full-text indexes do not cover yet.
-  if ((await addMetadataTerms(table, options.metadataTermsOf)) > 0) await optimizeTable(table, dimensions, annPolicy);
   const write = serialQueue();
+  if ((await addMetadataTerms(table, options.metadataTermsOf)) > 0) await optimizeTable(table, dimensions, annPolicy, write);
   const maintain = serialQueue();
   const gate = inFlightGate("the LanceDB vector index");
   const ann = await annSearch(table, options.annRefreshMs);
@@ -256,7 +256,7 @@ export async function openLanceIndex(options: LanceIndexOptions): Promise<Vector
     optimize: () =>
       gate.run(() =>
         maintain(async () => {
-          await optimizeTable(table, dimensions, annPolicy);
+          await optimizeTable(table, dimensions, annPolicy, write);
           await ann.refresh();
         }),
       ),
@@ -375,9 +375,29 @@ export async function ensureFullTextIndex(table: Table, column: string): Promise
   });
 }
 
+/** A compaction's first tries, alongside this handle's writes. */
+const compactAlongsideWrites: RetryPolicy = { attempts: 2, baseDelayMs: 20, maxDelayMs: 200 };
+
+/**
+ * Compacts and folds new rows into the indexes. The compaction (a Rewrite) loses its commit to any
+ * merge-insert (an Update) that lands while it runs, and an indexer writing steadily lands one every
+ * second or so: in a 100k-memory API ingest 21 optimizes failed after all their retries, the rows outside
+ * the index piled up and the ingest fell from 100 to 20 memories/s. So after a short try alongside the
+ * writes it runs with `holdingWrites`, this handle's writes waiting for it (other nodes' are retried).
+ */
+async function compact(table: Table, holdingWrites: SerialQueue): Promise<void> {
+  const run = () => table.optimize({ cleanupOlderThan: new Date(Date.now() - versionRetentionMs) });
+  try {
+    await retryConflicts(run, compactAlongsideWrites);
+  } catch (err) {
+    if (!isRetryableConflict(err)) throw err;
+    await holdingWrites(() => retryConflicts(run));
+  }
+}
+
 /** Compacts and folds new rows into the indexes, then creates the indexes the table has grown into. */
-async function optimizeTable(table: Table, dimensions: number, annPolicy: AnnPolicy): Promise<void> {
-  await retryConflicts(() => table.optimize({ cleanupOlderThan: new Date(Date.now() - versionRetentionMs) }));
+async function optimizeTable(table: Table, dimensions: number, annPolicy: AnnPolicy, holdingWrites: SerialQueue): Promise<void> {
+  await compact(table, holdingWrites);
   const rows = await table.countRows();
   if (rows === 0) return;
   const indexes = await table.listIndices();
