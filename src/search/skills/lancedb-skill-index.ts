@@ -5,7 +5,7 @@ import { eachLanceIdPage, lanceHolding } from "../vector/lance-ids.js";
 import { checkDimensions } from "../vector/records.js";
 import { serialQueue } from "../vector/serial.js";
 import { connectLance, type LanceConnectionOptions } from "../vector/lance-session.js";
-import { annSearch, bm25Search, defaultAnnPolicy, ensureAnnIndex, ensureFullTextIndex, nearestThenExact } from "../vector/lancedb-index.js";
+import { annSearch, bm25Search, defaultAnnPolicy, ensureAnnIndex, ensureFullTextIndex, nearestThenExact, versionRetentionMs } from "../vector/lancedb-index.js";
 import type { VectorHit } from "../vector/vector-index.js";
 import { retryConflicts } from "../vector/lance-retry.js";
 import { skillFilterMatchesNothing, type SkillVectorFilter, type SkillVectorIndex, type SkillVectorRecord } from "./skill-vector-index.js";
@@ -80,8 +80,6 @@ async function addMarketplaceColumn(table: LanceTable): Promise<void> {
   }
 }
 
-/** Versions older than this are pruned by optimize(). */
-const versionRetentionMs = 2 * 60_000;
 
 /** The skills collection in LanceDB: its own table next to the memories'. */
 export async function openLanceSkillIndex(options: LanceConnectionOptions & { dimensions: number }): Promise<SkillVectorIndex> {

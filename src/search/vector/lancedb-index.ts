@@ -53,7 +53,7 @@ export const probesFor = (partitions: number, rows: number): number =>
  * Versions older than this are pruned by optimize(); readers move to the latest within their consistency
  * interval. Every indexed batch makes a version: kept for an hour, 100k memories left 8 GB of them.
  */
-const versionRetentionMs = 2 * 60_000;
+export const versionRetentionMs = 2 * 60_000;
 
 /**
  * Filter columns and their scalar index kinds: bitmaps for low-cardinality strings, label lists for string
@@ -379,11 +379,12 @@ export async function ensureFullTextIndex(table: Table, column: string): Promise
 const compactAlongsideWrites: RetryPolicy = { attempts: 2, baseDelayMs: 20, maxDelayMs: 200 };
 
 /**
- * Compacts and folds new rows into the indexes. The compaction (a Rewrite) loses its commit to any
- * merge-insert (an Update) that lands while it runs, and an indexer writing steadily lands one every
- * second or so: in a 100k-memory API ingest 21 optimizes failed after all their retries, the rows outside
- * the index piled up and the ingest fell from 100 to 20 memories/s. So after a short try alongside the
- * writes it runs with `holdingWrites`, this handle's writes waiting for it (other nodes' are retried).
+ * Runs table.optimize(): compaction, pruning, and new rows folded into the indexes. The compaction (a
+ * Rewrite) loses its commit to any merge-insert (an Update) that lands while it runs, and an indexer
+ * writing steadily lands one every second or so: in a 100k-memory API ingest 21 optimizes failed after
+ * all their retries, the rows outside the index piled up and the ingest fell from 100 to 20 memories/s.
+ * So after a short try alongside the writes it runs with `holdingWrites`, this handle's writes waiting
+ * for it (other nodes' are retried). The skills' index needs none of this: its optimize holds its writes.
  */
 async function compact(table: Table, holdingWrites: SerialQueue): Promise<void> {
   const run = () => table.optimize({ cleanupOlderThan: new Date(Date.now() - versionRetentionMs) });
