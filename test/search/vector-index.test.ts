@@ -570,6 +570,24 @@ describe("LanceDB across processes", () => {
   });
 });
 
+describe("LanceDB scalar indexes", () => {
+  it("gives created_at a B-tree once optimized, so a recall's time window is answered from an index", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "agentmem-lance-scalar-"));
+    const index = await openLanceIndex({ uri: dir, dimensions: dims });
+    try {
+      await index.upsert(Array.from({ length: 20 }, (_, i) => record(prng(8), i)));
+      await index.optimize();
+      const conn = await connect(dir);
+      const indices = await (await conn.openTable(`memories_v2_${dims}`)).listIndices();
+      conn.close();
+      expect(indices.filter((i) => i.columns.includes("created_at")).map((i) => i.indexType)).toEqual(["BTree"]);
+    } finally {
+      await index.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe("optimize() during a batch ingest on one handle", () => {
   it("never fails: compaction and the writes it races are serialised or retried", async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), "agentmem-optimize-ingest-"));
