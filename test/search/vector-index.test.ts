@@ -6,7 +6,8 @@ import { connect, Index, MatchQuery } from "@lancedb/lancedb";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Database } from "../../src/db/database.js";
 import { openPglite } from "../../src/db/pglite.js";
-import { ensureFullTextIndex, openLanceIndex, probesFor } from "../../src/search/vector/lancedb-index.js";
+import { compact, ensureFullTextIndex, openLanceIndex, probesFor } from "../../src/search/vector/lancedb-index.js";
+import { serialQueue } from "../../src/search/vector/serial.js";
 import { openLanceSkillIndex } from "../../src/search/skills/lancedb-skill-index.js";
 import { lanceSchema, toArrowTable } from "../../src/search/vector/lance-records.js";
 import { openPgvectorIndex } from "../../src/search/vector/pgvector-index.js";
@@ -608,6 +609,51 @@ describe("optimize() during a batch ingest on one handle", () => {
       await index.close();
       await rm(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe("compact() against a writer that wins every race", () => {
+  // Lance's own words when a merge-insert lands during a compaction (from a server log).
+  const preempted = () =>
+    new Error("Retryable commit conflict for version 41: This Rewrite transaction was preempted by concurrent transaction Update at version 41. Please retry.");
+
+  it("gives up racing after two tries and compacts with this handle's writes held back", async () => {
+    const writes = serialQueue();
+    const order: string[] = [];
+    let attempts = 0;
+    let writeDuringHold: Promise<void> | undefined;
+    await compact(async () => {
+      attempts++;
+      if (attempts <= 2) throw preempted();
+      // Held: a write submitted now runs only once this compaction has committed.
+      writeDuringHold = writes(async () => void order.push("write"));
+      await new Promise((resolve) => setImmediate(resolve));
+      order.push("compaction");
+    }, writes);
+    await writeDuringHold;
+    expect(attempts).toBe(3);
+    expect(order).toEqual(["compaction", "write"]);
+  });
+
+  it("lets writes through while it races, and throws any other error at once", async () => {
+    const writes = serialQueue();
+    let attempts = 0;
+    await compact(async () => {
+      attempts++;
+      // Not held yet: a write submitted during a racing try completes before the try returns.
+      await writes(async () => undefined);
+      if (attempts === 1) throw preempted();
+    }, writes);
+    expect(attempts).toBe(2);
+
+    let broken = 0;
+    await expect(
+      compact(async () => {
+        broken++;
+        throw new Error("IO error: disk full");
+      }, writes),
+    ).rejects.toThrow("disk full");
+    expect(broken).toBe(1);
   });
 });
 

@@ -379,15 +379,14 @@ export async function ensureFullTextIndex(table: Table, column: string): Promise
 const compactAlongsideWrites: RetryPolicy = { attempts: 2, baseDelayMs: 20, maxDelayMs: 200 };
 
 /**
- * Runs table.optimize(): compaction, pruning, and new rows folded into the indexes. The compaction (a
+ * Runs `run`, table.optimize(): compaction, pruning, and new rows folded into the indexes. The compaction (a
  * Rewrite) loses its commit to any merge-insert (an Update) that lands while it runs, and an indexer
  * writing steadily lands one every second or so: in a 100k-memory API ingest 21 optimizes failed after
  * all their retries, the rows outside the index piled up and the ingest fell from 100 to 20 memories/s.
  * So after a short try alongside the writes it runs with `holdingWrites`, this handle's writes waiting
  * for it (other nodes' are retried). The skills' index needs none of this: its optimize holds its writes.
  */
-async function compact(table: Table, holdingWrites: SerialQueue): Promise<void> {
-  const run = () => table.optimize({ cleanupOlderThan: new Date(Date.now() - versionRetentionMs) });
+export async function compact(run: () => Promise<unknown>, holdingWrites: SerialQueue): Promise<void> {
   try {
     await retryConflicts(run, compactAlongsideWrites);
   } catch (err) {
@@ -398,7 +397,7 @@ async function compact(table: Table, holdingWrites: SerialQueue): Promise<void> 
 
 /** Compacts and folds new rows into the indexes, then creates the indexes the table has grown into. */
 async function optimizeTable(table: Table, dimensions: number, annPolicy: AnnPolicy, holdingWrites: SerialQueue): Promise<void> {
-  await compact(table, holdingWrites);
+  await compact(() => table.optimize({ cleanupOlderThan: new Date(Date.now() - versionRetentionMs) }), holdingWrites);
   const rows = await table.countRows();
   if (rows === 0) return;
   const indexes = await table.listIndices();
