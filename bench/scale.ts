@@ -12,8 +12,8 @@
 // so the load measures storage and index, not the model). The jobs carry the vectors, as a create's do, and
 // the server's indexer (src/search/indexer.ts, batches of 5,000) writes them to LanceDB while rows are still
 // being inserted. Then the index is optimised (ANN, full-text and scalar indexes: VectorIndex.optimize) and
-// the database analysed (db.maintain() on PGlite, what the server runs every 30 s; ANALYZE on a server,
-// whose autovacuum would do it in its own time). A load projected past --load-limit-minutes stops, and
+// the database vacuumed and analysed (db.maintain() on PGlite, what the server runs every 30 s; VACUUM
+// (ANALYZE) on a server, whose autovacuum would do it in its own time). A load projected past --load-limit-minutes stops, and
 // the projected time is reported from the rate reached.
 //
 // Measure (the server in a child process, as deployed, with the real query embedder, contradiction
