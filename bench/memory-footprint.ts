@@ -6,6 +6,7 @@
 //
 //   npx tsx bench/memory-footprint.ts [--memories 10000] [--ingest api|bulk] [--backend pglite|postgres]
 //                                     [--duration 10] [--soak-minutes 0] [--breakdown] [--heap-snapshots]
+//                                     [--keep-data DIR]
 //
 // The server runs with npm start's allocator settings (bench/lib/server.ts) unless the environment sets them.
 // Phases: idle (the server started, nothing stored); after ingesting --memories (api: REST batches of 100,
@@ -15,7 +16,8 @@
 // every minute of a recall soak (hybrid at concurrency 4, new queries, one in ten repeated) for
 // --soak-minutes. --breakdown also starts idle servers with one model worker and with PostgreSQL's
 // default shared_buffers in PGlite, to price a worker and the buffers. --heap-snapshots writes the
-// server's V8 heap at idle and at the end (SIGUSR2, --heapsnapshot-signal) to bench/results/.
+// server's V8 heap at idle and at the end (SIGUSR2, --heapsnapshot-signal) to bench/results/. --keep-data
+// makes the PGlite data directory inside DIR and leaves it there, to examine a run's data afterwards.
 // Writes bench/results/memory-footprint.json.
 
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -47,6 +49,8 @@ interface Options {
   soakMinutes: number;
   breakdown: boolean;
   heapSnapshots: boolean;
+  /** A directory the server's DATA_DIR is made in and left, to examine or reuse a run's data; PGlite only. */
+  keepData: string | undefined;
 }
 
 function parseOptions(argv: string[]): Options {
@@ -60,11 +64,13 @@ function parseOptions(argv: string[]): Options {
       "soak-minutes": { type: "string", default: "0" },
       breakdown: { type: "boolean", default: false },
       "heap-snapshots": { type: "boolean", default: false },
+      "keep-data": { type: "string" },
     },
   });
   if (values.ingest !== "api" && values.ingest !== "bulk") throw new Error(`--ingest must be api or bulk, got "${values.ingest}"`);
   if (values.backend !== "pglite" && values.backend !== "postgres") throw new Error(`--backend must be pglite or postgres, got "${values.backend}"`);
   const soak = Number(values["soak-minutes"]);
+  if (values["keep-data"] !== undefined && values.backend !== "pglite") throw new Error("--keep-data keeps a PGlite data directory: use it with --backend pglite");
   if (!Number.isInteger(soak) || soak < 0) throw new Error(`--soak-minutes must be a whole number, got "${values["soak-minutes"]}"`);
   return {
     memories: positiveOption("memories", values.memories),
@@ -74,6 +80,7 @@ function parseOptions(argv: string[]): Options {
     soakMinutes: soak,
     breakdown: values.breakdown,
     heapSnapshots: values["heap-snapshots"],
+    keepData: values["keep-data"],
   };
 }
 
@@ -129,6 +136,10 @@ async function sample(server: BenchServer, phase: string): Promise<Sample> {
 
 /** A fresh data directory and database for one server. */
 async function storage(options: Options): Promise<{ dataDir: string; databaseUrl: string | undefined }> {
+  if (options.keepData) {
+    await mkdir(options.keepData, { recursive: true });
+    return { dataDir: await mkdtemp(path.join(options.keepData, "agentmem-footprint-")), databaseUrl: undefined };
+  }
   const dataDir = await mkdtemp(path.join(tmpdir(), "agentmem-footprint-"));
   onCleanUp(() => rm(dataDir, { recursive: true, force: true }));
   if (options.backend === "pglite") return { dataDir, databaseUrl: undefined };
