@@ -27,8 +27,15 @@ export interface LanceConnectionOptions {
 /** A connection with caches of its own, counted in /metrics until it is closed. */
 export interface LanceConnection {
   connection: Connection;
-  close(): void;
+  /**
+   * Closes the connection. Its caches are freed when V8 collects their session object, which a major
+   * garbage collection does in its own time; `collected` is called then (at once without caps: LanceDB's
+   * own session is freed with the connection).
+   */
+  close(collected?: () => void): void;
 }
+
+const sessionsCollected = new FinalizationRegistry<() => void>((collected) => collected());
 
 export async function connectLance(options: LanceConnectionOptions): Promise<LanceConnection> {
   const session = options.cache ? new Session(BigInt(options.cache.index), BigInt(options.cache.metadata)) : undefined;
@@ -40,9 +47,12 @@ export async function connectLance(options: LanceConnectionOptions): Promise<Lan
   const unmeter = session ? meterLanceCache(() => Number(session.sizeBytes())) : () => undefined;
   return {
     connection,
-    close() {
+    close(collected) {
       unmeter();
       connection.close();
+      if (!collected) return;
+      if (session) sessionsCollected.register(session, collected);
+      else collected();
     },
   };
 }
