@@ -1,8 +1,6 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
 import { expect, it } from "vitest";
 import { hashVector } from "../../bench/lib/hashing-embedder.js";
 import { lanceCacheBytes } from "../../src/search/vector/lance-cache-meter.js";
@@ -65,15 +63,6 @@ it("searches fill the caches the index was opened with, up to their caps, and cl
   expect(lanceCacheBytes()).toBe(0);
 });
 
-// A replaced connection's caches are freed when V8 collects their session, and the index replaces its
-// connection again only after that: the test collects garbage itself, as a busy server's heap would.
-setFlagsFromString("--expose-gc");
-const collectGarbage = runInNewContext("gc") as () => void;
-const collectedAndFinalized = async () => {
-  collectGarbage();
-  await new Promise((resolve) => setImmediate(resolve));
-};
-
 it("keeps no index version an optimize replaced: what it caches is what searches read since", async () => {
   const dir = await mkdtemp(path.join(os.tmpdir(), "agentmem-lance-cache-"));
   const cache = { index: 64 * 1024 * 1024, metadata: 64 * 1024 * 1024 };
@@ -82,7 +71,6 @@ it("keeps no index version an optimize replaced: what it caches is what searches
     // Rounds of writes, an optimize (a new version of every index) and searches.
     for (let round = 0; round < 5; round++) {
       await index.upsert(Array.from({ length: 1500 }, (_, i) => record(round * 1500 + i)));
-      await collectedAndFinalized();
       await index.optimize();
       await searchAll(index, round);
     }

@@ -27,15 +27,8 @@ export interface LanceConnectionOptions {
 /** A connection with caches of its own, counted in /metrics until it is closed. */
 export interface LanceConnection {
   connection: Connection;
-  /**
-   * Closes the connection. Its caches are freed when V8 collects their session object, which a major
-   * garbage collection does in its own time; `collected` is called then (at once without caps: LanceDB's
-   * own session is freed with the connection).
-   */
-  close(collected?: () => void): void;
+  close(): void;
 }
-
-const sessionsCollected = new FinalizationRegistry<() => void>((collected) => collected());
 
 export async function connectLance(options: LanceConnectionOptions): Promise<LanceConnection> {
   const session = options.cache ? new Session(BigInt(options.cache.index), BigInt(options.cache.metadata)) : undefined;
@@ -47,12 +40,9 @@ export async function connectLance(options: LanceConnectionOptions): Promise<Lan
   const unmeter = session ? meterLanceCache(() => Number(session.sizeBytes())) : () => undefined;
   return {
     connection,
-    close(collected) {
+    close() {
       unmeter();
       connection.close();
-      if (!collected) return;
-      if (session) sessionsCollected.register(session, collected);
-      else collected();
     },
   };
 }

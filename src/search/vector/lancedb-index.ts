@@ -176,20 +176,18 @@ interface TableHandle {
   users: number;
 }
 
-const releaseHandle = (h: TableHandle, collected?: () => void) => {
+const releaseHandle = (h: TableHandle) => {
   h.table.close();
-  h.lance.close(collected);
+  h.lance.close();
 };
 
 /**
  * The vector index in LanceDB: one table per dimension count, open for the life of the process on a
- * connection that is replaced after an optimize. An optimize rewrites the index files, and the cache
+ * connection that is replaced after each optimize. An optimize rewrites the index files, and the cache
  * keeps the versions it replaced until its LRU evicts them: under steady writes it sat at its cap (555 MB
  * after 13k memories through the API) while the live index was a fraction of it. The fresh connection's
  * caches hold only what searches touch after the optimize (in process, 30 rounds of 1,000 writes, an
- * optimize and 40 searches each: 531 MiB cached and 1,174 MiB RSS against 111 and 757 renewed). A
- * replaced connection's caches are freed only when V8 collects their session object, so the connection
- * is replaced only once the one replaced before has been collected: at most one set of old caches waits.
+ * optimize and 40 searches each: 531 MiB cached and 1,174 MiB RSS against 111 and 757 renewed).
  */
 export async function openLanceIndex(options: LanceIndexOptions): Promise<VectorIndex> {
   const { dimensions } = options;
@@ -217,30 +215,25 @@ export async function openLanceIndex(options: LanceIndexOptions): Promise<Vector
     }),
   );
   let current: TableHandle = { lance, table, users: 0 };
-  // Whether the caches of the connection replaced last still wait for V8 to collect them.
-  let replacedUncollected = false;
-  const release = (handle: TableHandle) => releaseHandle(handle, () => (replacedUncollected = false));
   const withTable: WithTable = async (fn) => {
     const handle = current;
     handle.users++;
     try {
       return await fn(handle.table);
     } finally {
-      if (--handle.users === 0 && handle !== current) release(handle);
+      if (--handle.users === 0 && handle !== current) releaseHandle(handle);
     }
   };
   /** Moves later operations to a fresh connection; the old one closes when its last operation ends. */
   const renewConnection = async () => {
-    if (replacedUncollected) return;
     const fresh = await connectLance(options);
     const freshTable = await fresh.connection.openTable(name).catch((err: unknown) => {
       fresh.close();
       throw err;
     });
-    replacedUncollected = true;
     const old = current;
     current = { lance: fresh, table: freshTable, users: 0 };
-    if (old.users === 0) release(old);
+    if (old.users === 0) releaseHandle(old);
   };
   await ensureFullTextIndex(table, "content");
   // The backfill rewrites rows into fragments the vector and full-text indexes do not cover yet.
