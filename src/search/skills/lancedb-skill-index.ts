@@ -85,8 +85,7 @@ async function addMarketplaceColumn(table: LanceTable): Promise<void> {
 export async function openLanceSkillIndex(options: LanceConnectionOptions & { dimensions: number }): Promise<SkillVectorIndex> {
   const { dimensions } = options;
   const schema = skillSchema(dimensions);
-  const lance = await connectLance(options);
-  const { connection } = lance;
+  const connection = await connectLance(options);
   const name = `skills_v1_${dimensions}`;
   // Nodes creating the table together are each told it exists once its first version is committed (a
   // table listed by tableNames() may not have one yet, and cannot be opened). A table of an earlier layout
@@ -103,7 +102,7 @@ export async function openLanceSkillIndex(options: LanceConnectionOptions & { di
   // BM25 over keywordText; rows written since the last optimize() are scanned.
   await ensureFullTextIndex(table, "text");
   const write = serialQueue();
-  const ann = await annSearch((fn) => fn(table));
+  const ann = await annSearch(table);
 
   return {
     kind: "lancedb",
@@ -166,7 +165,7 @@ export async function openLanceSkillIndex(options: LanceConnectionOptions & { di
       ann.stop();
       await write(async () => undefined);
       table.close();
-      lance.close();
+      connection.close();
     },
   };
 }

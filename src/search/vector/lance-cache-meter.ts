@@ -2,10 +2,8 @@
 // does not load the native module (a pgvector server never does).
 const readers = new Set<() => number>();
 
-/** Counts a session's bytes until the returned function is called. */
-export function meterLanceCache(read: () => number): () => void {
+export function meterLanceCache(read: () => number): void {
   readers.add(read);
-  return () => readers.delete(read);
 }
 
 export const lanceCacheBytes = (): number => [...readers].reduce((sum, read) => sum + read(), 0);

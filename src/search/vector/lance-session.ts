@@ -8,6 +8,24 @@ export interface LanceCacheBytes {
   metadata: number;
 }
 
+// LanceDB gives every connection without a session its own caches of up to 6 GB (index data: IVF
+// partitions, full-text and scalar index pages) and 1 GB (file metadata), filled as queries touch them:
+// memory that grows with the data searched. One session per cap, shared by the memories' and the skills'
+// connections, so the caps bound the process.
+const sessions = new Map<string, Session>();
+
+export function lanceSession(caps: LanceCacheBytes): Session {
+  const key = `${caps.index}/${caps.metadata}`;
+  let session = sessions.get(key);
+  if (!session) {
+    const created = new Session(BigInt(caps.index), BigInt(caps.metadata));
+    sessions.set(key, created);
+    meterLanceCache(() => Number(created.sizeBytes()));
+    session = created;
+  }
+  return session;
+}
+
 /** Where and how a collection connects to LanceDB. */
 export interface LanceConnectionOptions {
   /** A directory or an object store URI (s3://…). */
@@ -17,32 +35,14 @@ export interface LanceConnectionOptions {
    * own writes at once); default defaultReadConsistencySeconds(uri).
    */
   readConsistencySeconds?: number;
-  /**
-   * Caps of the connection's caches. LanceDB caches index data (IVF partitions, full-text and scalar index
-   * pages) and file metadata as queries touch them, by default up to 6 GB + 1 GB per connection.
-   */
-  cache?: LanceCacheBytes;
+  /** The caches this connection shares; LanceDB's own default is 6 GB + 1 GB per connection. */
+  session?: Session;
 }
 
-/** A connection with caches of its own, counted in /metrics until it is closed. */
-export interface LanceConnection {
-  connection: Connection;
-  close(): void;
-}
-
-export async function connectLance(options: LanceConnectionOptions): Promise<LanceConnection> {
-  const session = options.cache ? new Session(BigInt(options.cache.index), BigInt(options.cache.metadata)) : undefined;
+export function connectLance(options: LanceConnectionOptions): Promise<Connection> {
   // The session goes in the options: connect(uri, options, session) drops its third argument (0.37.1).
-  const connection = await connect(options.uri, {
+  return connect(options.uri, {
     readConsistencyInterval: options.readConsistencySeconds ?? defaultReadConsistencySeconds(options.uri),
-    ...(session ? { session } : {}),
+    ...(options.session ? { session: options.session } : {}),
   });
-  const unmeter = session ? meterLanceCache(() => Number(session.sizeBytes())) : () => undefined;
-  return {
-    connection,
-    close() {
-      unmeter();
-      connection.close();
-    },
-  };
 }

@@ -5,7 +5,7 @@ import { idIn, lanceFilter } from "./lance-filter.js";
 import { eachLanceIdPage, lanceHolding } from "./lance-ids.js";
 import { lanceSchema, metadataTermsColumn, metadataTermsTable, toArrowTable } from "./lance-records.js";
 import { isRetryableConflict, retryConflicts, type RetryPolicy } from "./lance-retry.js";
-import { connectLance, type LanceConnection, type LanceConnectionOptions } from "./lance-session.js";
+import { connectLance, type LanceConnectionOptions } from "./lance-session.js";
 import { backfillMetadataTerms, checkDimensions, lastPerId, matchesNothing, type MetadataTermsOf } from "./records.js";
 import { serialQueue, type SerialQueue } from "./serial.js";
 import type { KeywordHit, VectorFilter, VectorHit, VectorIndex } from "./vector-index.js";
@@ -127,15 +127,14 @@ export const defaultAnnRefreshMs = 30_000;
  * does not maintain the index follows the maintainer's rebuilds (an IVF_RQ index searched without
  * re-ranking returns estimated similarities).
  */
-export async function annSearch(withTable: WithTable, refreshEveryMs = defaultAnnRefreshMs) {
+export async function annSearch(table: Table, refreshEveryMs = defaultAnnRefreshMs) {
   let probes = 0;
   let refineFactor = 0;
-  const refresh = () =>
-    withTable(async (table) => {
-      const index = await annIndexOf(table);
-      probes = index ? probesFor(index.partitions, await table.countRows()) : 0;
-      refineFactor = index ? annKinds[index.kind].refineFactor : 0;
-    });
+  const refresh = async () => {
+    const index = await annIndexOf(table);
+    probes = index ? probesFor(index.partitions, await table.countRows()) : 0;
+    refineFactor = index ? annKinds[index.kind].refineFactor : 0;
+  };
   await refresh();
   // A failed refresh keeps what the last one read; the next tick tries again.
   const timer = setInterval(() => refresh().catch(() => undefined), refreshEveryMs);
@@ -166,29 +165,7 @@ const fullTextIndex = () => Index.fts({ ...lanceAnalyser.options, withPosition: 
 /** Tables of earlier layouts; their vectors are rebuilt from Postgres into the current table. */
 const retiredTablePrefixes = ["memories_v1_"];
 
-/** Runs fn on the collection's current table handle. */
-export type WithTable = <T>(fn: (table: Table) => Promise<T>) => Promise<T>;
-
-/** A table on a connection (and so caches) of its own, and the operations running on it. */
-interface TableHandle {
-  lance: LanceConnection;
-  table: Table;
-  users: number;
-}
-
-const releaseHandle = (h: TableHandle) => {
-  h.table.close();
-  h.lance.close();
-};
-
-/**
- * The vector index in LanceDB: one table per dimension count, open for the life of the process on a
- * connection that is replaced after each optimize. An optimize rewrites the index files, and the cache
- * keeps the versions it replaced until its LRU evicts them: under steady writes it sat at its cap (555 MB
- * after 13k memories through the API) while the live index was a fraction of it. The fresh connection's
- * caches hold only what searches touch after the optimize (in process, 30 rounds of 1,000 writes, an
- * optimize and 40 searches each: 531 MiB cached and 1,174 MiB RSS against 111 and 757 renewed).
- */
+/** The vector index in LanceDB: one table per dimension count, kept open for the life of the process. */
 export async function openLanceIndex(options: LanceIndexOptions): Promise<VectorIndex> {
   const { dimensions } = options;
   const annPolicy: AnnPolicy = {
@@ -196,8 +173,7 @@ export async function openLanceIndex(options: LanceIndexOptions): Promise<Vector
     quantizeFromBytes: options.quantizeFromBytes ?? defaultQuantizeFromBytes,
   };
   const schema = lanceSchema(dimensions);
-  const lance = await connectLance(options);
-  const { connection } = lance;
+  const connection = await connectLance(options);
   // Several nodes may open one location at the same moment: every step tolerates a concurrent twin.
   for (const name of await connection.tableNames()) {
     if (retiredTablePrefixes.some((prefix) => name.startsWith(prefix))) {
@@ -214,52 +190,30 @@ export async function openLanceIndex(options: LanceIndexOptions): Promise<Vector
       return connection.openTable(name);
     }),
   );
-  let current: TableHandle = { lance, table, users: 0 };
-  const withTable: WithTable = async (fn) => {
-    const handle = current;
-    handle.users++;
-    try {
-      return await fn(handle.table);
-    } finally {
-      if (--handle.users === 0 && handle !== current) releaseHandle(handle);
-    }
-  };
-  /** Moves later operations to a fresh connection; the old one closes when its last operation ends. */
-  const renewConnection = async () => {
-    const fresh = await connectLance(options);
-    const freshTable = await fresh.connection.openTable(name).catch((err: unknown) => {
-      fresh.close();
-      throw err;
-    });
-    const old = current;
-    current = { lance: fresh, table: freshTable, users: 0 };
-    if (old.users === 0) releaseHandle(old);
-  };
   await ensureFullTextIndex(table, "content");
   // The backfill rewrites rows into fragments the vector and full-text indexes do not cover yet.
   const write = serialQueue();
   if ((await addMetadataTerms(table, options.metadataTermsOf)) > 0) await optimizeTable(table, dimensions, annPolicy, write);
   const maintain = serialQueue();
   const gate = inFlightGate("the LanceDB vector index");
-  const ann = await annSearch(withTable, options.annRefreshMs);
+  const ann = await annSearch(table, options.annRefreshMs);
 
   /** One scan for several query vectors; each result row names its vector in query_index. */
-  const scan = (vectors: readonly Float32Array[], filter: VectorFilter, k: number, exhaustive: boolean) =>
-    withTable(async (table): Promise<VectorHit[][]> => {
-      let query = table.vectorSearch(vectors[0]!);
-      for (const v of vectors.slice(1)) query = query.addQueryVector(v);
-      query = ann.configure(query.distanceType("cosine").where(lanceFilter(filter)), exhaustive);
-      const result = await query.select(["id", "_distance"]).limit(k).toArrow();
-      const hits: VectorHit[][] = vectors.map(() => []);
-      const ids = result.getChild("id");
-      if (!ids) return hits;
-      const distances = result.getChild("_distance")!;
-      const queries = result.getChild("query_index");
-      for (let i = 0; i < result.numRows; i++) {
-        hits[queries ? Number(queries.get(i)) : 0]!.push({ id: ids.get(i) as string, similarity: 1 - (distances.get(i) as number) });
-      }
-      return hits;
-    });
+  async function scan(vectors: readonly Float32Array[], filter: VectorFilter, k: number, exhaustive: boolean): Promise<VectorHit[][]> {
+    let query = table.vectorSearch(vectors[0]!);
+    for (const v of vectors.slice(1)) query = query.addQueryVector(v);
+    query = ann.configure(query.distanceType("cosine").where(lanceFilter(filter)), exhaustive);
+    const result = await query.select(["id", "_distance"]).limit(k).toArrow();
+    const hits: VectorHit[][] = vectors.map(() => []);
+    const ids = result.getChild("id");
+    if (!ids) return hits;
+    const distances = result.getChild("_distance")!;
+    const queries = result.getChild("query_index");
+    for (let i = 0; i < result.numRows; i++) {
+      hits[queries ? Number(queries.get(i)) : 0]!.push({ id: ids.get(i) as string, similarity: 1 - (distances.get(i) as number) });
+    }
+    return hits;
+  }
 
   /**
    * The nearest partitions first (LanceDB's default probes: at 100k rows p50 6 ms, the same top 10 as an
@@ -282,14 +236,14 @@ export async function openLanceIndex(options: LanceIndexOptions): Promise<Vector
           if (records.length === 0) return;
           for (const r of records) checkDimensions(r.vector, dimensions);
           const rows = toArrowTable(schema, dimensions, lastPerId(records));
-          await withTable((table) => retryConflicts(() => table.mergeInsert("id").whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(rows)));
+          await retryConflicts(() => table.mergeInsert("id").whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(rows));
         }),
       ),
 
     delete: (ids) =>
       gate.run(() =>
         write(async () => {
-          if (ids.length > 0) await withTable((table) => retryConflicts(() => table.delete(idIn(ids))));
+          if (ids.length > 0) await retryConflicts(() => table.delete(idIn(ids)));
         }),
       ),
 
@@ -302,28 +256,28 @@ export async function openLanceIndex(options: LanceIndexOptions): Promise<Vector
     optimize: () =>
       gate.run(() =>
         maintain(async () => {
-          await withTable((table) => optimizeTable(table, dimensions, annPolicy, write));
-          await renewConnection();
+          await optimizeTable(table, dimensions, annPolicy, write);
           await ann.refresh();
         }),
       ),
 
-    count: () => gate.run(() => withTable((table) => table.countRows())),
+    count: () => gate.run(() => table.countRows()),
 
-    eachIdPage: (size, fn) => gate.run(() => withTable((table) => eachLanceIdPage(table, size, fn))),
+    eachIdPage: (size, fn) => gate.run(() => eachLanceIdPage(table, size, fn)),
 
-    holding: (ids) => gate.run(() => withTable((table) => lanceHolding(table, ids))),
+    holding: (ids) => gate.run(() => lanceHolding(table, ids)),
 
     async close() {
       ann.stop();
       await gate.close();
-      releaseHandle(current);
+      table.close();
+      connection.close();
     },
   };
 
   async function keywordSearch(query: string, filter: VectorFilter, k: number): Promise<KeywordHit[]> {
     if (k <= 0 || matchesNothing(filter)) return [];
-    return withTable((table) => bm25Search(table, "content", query, lanceFilter(filter), k));
+    return bm25Search(table, "content", query, lanceFilter(filter), k);
   }
 }
 

@@ -41,20 +41,21 @@ export function readConsistencyMsOf(config: IndexConfig): number {
 }
 
 /**
- * Opens a LanceDB collection at this node's location with its read-consistency bound and cache caps;
- * for an in-memory DATA_DIR, in a temporary directory that close() removes.
+ * Opens a LanceDB collection at this node's location with its read-consistency bound and the shared
+ * cache session; for an in-memory DATA_DIR, in a temporary directory that close() removes.
  */
 export async function openAtLanceLocation<T extends { close(): Promise<void> }>(
   config: IndexConfig,
   scratchPrefix: string,
   open: (connection: LanceConnectionOptions) => Promise<T>,
 ): Promise<T> {
-  const cache = { index: config.LANCEDB_INDEX_CACHE_BYTES, metadata: config.LANCEDB_METADATA_CACHE_BYTES };
+  const { lanceSession } = await import("./lance-session.js");
+  const session = lanceSession({ index: config.LANCEDB_INDEX_CACHE_BYTES, metadata: config.LANCEDB_METADATA_CACHE_BYTES });
   const readConsistencySeconds = readConsistencyMsOf(config) / 1000;
   const location = lanceLocationOf(config);
-  if (location !== ephemeralLocation) return open({ uri: location, readConsistencySeconds, cache });
+  if (location !== ephemeralLocation) return open({ uri: location, readConsistencySeconds, session });
   const scratch = await mkdtemp(path.join(os.tmpdir(), scratchPrefix));
-  const index = await open({ uri: scratch, readConsistencySeconds, cache });
+  const index = await open({ uri: scratch, readConsistencySeconds, session });
   return {
     ...index,
     async close() {
