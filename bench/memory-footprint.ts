@@ -10,7 +10,8 @@
 //
 // The server runs with npm start's allocator settings (bench/lib/server.ts) unless the environment sets them.
 // Phases: idle (the server started, nothing stored); after ingesting --memories (api: REST batches of 100,
-// 4 in flight, the real model embedding each and detecting contradictions; bulk: bench/lib/scale-load.ts
+// 4 in flight, the real model embedding each and detecting contradictions, then until the indexer's backlog
+// in /metrics is empty, so the recall phases do not race the indexer, and 15 s more; bulk: bench/lib/scale-load.ts
 // before the server starts, then the server on that data); after the recall phases (semantic, keyword,
 // hybrid at concurrency 1 and 8 for --duration s each, every query new, so the query cache fills); then
 // every minute of a recall soak (hybrid at concurrency 4, new queries, one in ten repeated) for
@@ -27,6 +28,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { throwawayPostgres } from "../test/support/postgres-cluster.js";
 import { CallFailure, closedLoop } from "./lib/closed-loop.js";
+import { untilIndexed } from "./lib/index-backlog.js";
 import { caveat } from "./lib/report.js";
 import { restLoad } from "./lib/rest-load.js";
 import { onCleanUp, positiveOption, runBench, stopAfter } from "./lib/run.js";
@@ -105,15 +107,18 @@ interface Sample {
 async function metric(server: BenchServer, name: string): Promise<number> {
   const text = await (await fetch(`${server.url}/metrics`)).text();
   const line = text.split("\n").find((l) => l.startsWith(`${name} `) || l.startsWith(`${name}{`));
-  return line ? Number(line.slice(line.lastIndexOf(" ") + 1)) / 1048576 : Number.NaN;
+  return line ? Number(line.slice(line.lastIndexOf(" ") + 1)) : Number.NaN;
 }
+
+const metricMb = async (server: BenchServer, name: string) => (await metric(server, name)) / 1048576;
+
 
 async function sample(server: BenchServer, phase: string): Promise<Sample> {
   const rss = rssMb(server.pid);
-  const heapUsedMb = await metric(server, "agentmem_nodejs_heap_size_used_bytes");
-  const heapTotalMb = await metric(server, "agentmem_nodejs_heap_size_total_bytes");
-  const externalMb = await metric(server, "agentmem_nodejs_external_memory_bytes");
-  const lanceCacheMb = await metric(server, "agentmem_lancedb_cache_bytes");
+  const heapUsedMb = await metricMb(server, "agentmem_nodejs_heap_size_used_bytes");
+  const heapTotalMb = await metricMb(server, "agentmem_nodejs_heap_size_total_bytes");
+  const externalMb = await metricMb(server, "agentmem_nodejs_external_memory_bytes");
+  const lanceCacheMb = await metricMb(server, "agentmem_lancedb_cache_bytes");
   const s = {
     phase,
     rssMb: rss,
@@ -213,9 +218,10 @@ async function main(): Promise<number> {
   const breakdown: Sample[] = [];
   const file = path.join(resultsDir, "memory-footprint.json");
   let ingestS = 0;
+  let indexCatchUpS = 0;
   // Written after every reading, so a run that fails later keeps what it measured.
   const save = async (extra: Record<string, unknown> = {}) =>
-    writeFile(file, JSON.stringify({ run: { ...run, ingestS, loadAvg1mNow: load1m(), caveat }, samples, breakdown, ...extra }, null, 2) + "\n");
+    writeFile(file, JSON.stringify({ run: { ...run, ingestS, indexCatchUpS, loadAvg1mNow: load1m(), caveat }, samples, breakdown, ...extra }, null, 2) + "\n");
   const record = async (list: Sample[], s: Sample) => {
     list.push(s);
     await save();
@@ -236,6 +242,9 @@ async function main(): Promise<number> {
   if (options.ingest === "api") {
     console.error(`ingesting ${options.memories} memories over REST…`);
     ingestS = await ingestThroughApi(server, key, options.memories);
+    indexCatchUpS = await untilIndexed(server);
+    console.error(`  the index had every memory ${indexCatchUpS.toFixed(0)} s after the last write was answered`);
+    // The indexer optimizes once writes have stopped for 10 s.
     await settle(15);
     await record(samples, await sample(server, `after ingesting ${options.memories}`));
   }
@@ -281,7 +290,7 @@ async function main(): Promise<number> {
   }
   console.log(
     [
-      `Server memory (${options.backend}, ${options.memories} memories by ${options.ingest} in ${ingestS.toFixed(0)} s; MB; external = V8 external incl. wasm, other = RSS - heap total - external, of which LanceDB caches from /metrics; then the same RSS by mapping from /proc/<pid>/smaps: brk heap and arenas = glibc malloc, reservations = wasm memories):`,
+      `Server memory (${options.backend}, ${options.memories} memories by ${options.ingest} in ${ingestS.toFixed(0)} s${options.ingest === "api" ? `, all indexed ${indexCatchUpS.toFixed(0)} s later` : ""}; MB; external = V8 external incl. wasm, other = RSS - heap total - external, of which LanceDB caches from /metrics; then the same RSS by mapping from /proc/<pid>/smaps: brk heap and arenas = glibc malloc, reservations = wasm memories):`,
       alignedTable(rows, [0]),
       ...(soakRange
         ? [`Soak: RSS ${soakRange.minMb}-${soakRange.maxMb} MB over ${soak.length} min; drift from minute 1: ${(((soakRange.maxMb - soakRange.firstMb) / soakRange.firstMb) * 100).toFixed(1)}% up, ${(((soakRange.firstMb - soakRange.minMb) / soakRange.firstMb) * 100).toFixed(1)}% down`]

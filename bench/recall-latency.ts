@@ -6,12 +6,9 @@
 //
 // For each size, ascending: ingest up to it through the REST batch endpoint (100 per request, 4 in flight)
 // and measure two rates: API acceptance (memories/s until the last batch is answered) and end-to-end
-// indexed (memories/s until the vector index has them all). The server is a separate process and the
-// bench adds no endpoint, so "indexed" is observed from outside: after the last batch is answered, one
-// sentinel memory with a unique text is written, and a semantic recall for that exact text is polled
-// (every 0.5 s) until it comes back first. The indexer works through the outbox in commit (seq) order and
-// every batch was committed before the sentinel was written, so the sentinel is indexed last: when it is
-// found, the outbox holds nothing older (it is what an empty index_outbox would show).
+// indexed (memories/s until the vector index has them all: the server's agentmem_index_backlog_jobs in
+// /metrics, polled every 0.5 s after the last batch is answered, reaches 0). A recall cannot tell: since
+// read-your-writes it finds a memory through the outbox before the indexer has written it.
 // Then recall latency per mode (semantic, keyword, hybrid) over REST and gRPC, closed loop, at
 // concurrency 1 (latency) and --concurrency (throughput). Every call uses a query text not sent before,
 // so the server's query-embedding cache never hides the model; one more phase per transport cycles
@@ -30,6 +27,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { CallFailure, closedLoop } from "./lib/closed-loop.js";
+import { untilIndexed } from "./lib/index-backlog.js";
 import { recallGrpcClient, type RecallGrpc } from "./lib/grpc.js";
 import { caveat } from "./lib/report.js";
 import { restLoad } from "./lib/rest-load.js";
@@ -143,15 +141,7 @@ async function ingestTo(b: Bench, target: number): Promise<IngestResult> {
   });
   if (rec.errors > 0) throw new Error(`ingest failed: ${JSON.stringify(rec.errorKinds)}`);
   b.stored = target;
-  const sentinel = `sentinel ${target} qxv${Math.random().toString(36).slice(2)} zebra lighthouse`;
-  const { ids } = await post(b, "/api/v1/agent/memories", { content: sentinel, type: "fact", containers: [container] });
-  b.stored++;
-  for (;;) {
-    const body = await post(b, "/api/v1/agent/recall", { query: sentinel, searchMode: "semantic", limit: 1, includeReceipt: false });
-    if (body.memories[0]?.id === ids[0]) break;
-    if (elapsed(b) > b.options.timeoutS) throw new Error("indexing did not finish within --timeout");
-    await new Promise((resolve) => setTimeout(resolve, 500));
-  }
+  await untilIndexed(b.server, () => elapsed(b) > b.options.timeoutS);
   const indexedS = (performance.now() - t0) / 1000;
   const n = target - from;
   const batch = rec.result({ phase: `ingest ${from}->${target} (batch ${batchSize})`, transport: "rest", dataSize: from, concurrency: ingestConcurrency }, apiS, n);
@@ -303,7 +293,7 @@ function report(sizes: SizeResult[], notes: string[]): string {
     }
   }
   return [
-    "Ingest (REST batch of 100, 4 in flight; indexed = until a sentinel written last is found by semantic recall):",
+    "Ingest (REST batch of 100, 4 in flight; indexed = until the server reports no indexing backlog in /metrics):",
     alignedTable(ingestRows, []),
     "",
     `Recall, limit ${limit}, one container; each call a query never sent before unless marked repeated:`,

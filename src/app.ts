@@ -28,7 +28,7 @@ import { backfillContentTokens } from "./memories/token-backfill.js";
 import { writeEmbedder } from "./memories/write-vectors.js";
 import { createTokenCounter } from "./recall/token-counter.js";
 import { checkIndexState } from "./search/index-state.js";
-import { createIndexer, defaultIndexerOptions, type Indexer } from "./search/indexer.js";
+import { createIndexer, defaultIndexerOptions, indexBacklog, type Indexer } from "./search/indexer.js";
 import { createMaintainerLease, type MaintainerLease } from "./search/maintainer-lease.js";
 import { pendingReader } from "./recall/pending-candidates.js";
 import { recallService } from "./recall/recall-service.js";
@@ -247,7 +247,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
 
     restErrorHandling(fastify);
     await fastify.register(requestLogPlugin, { level: config.REQUEST_LOG_LEVEL });
-    await fastify.register(metricsPlugin);
+    await fastify.register(metricsPlugin, { indexBacklog: () => indexBacklog(db) });
     await fastify.register(healthPlugin, { readiness, database: db.kind });
     await fastify.register(rateLimitPlugin, { auth, admission });
     await fastify.register(bodyGuardPlugin, { bodyTimeoutMs: config.REQUEST_BODY_TIMEOUT_MS });

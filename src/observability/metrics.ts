@@ -3,8 +3,16 @@ import fp from "fastify-plugin";
 import { collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import { lanceCacheBytes } from "../search/vector/lance-cache-meter.js";
 
-/** Prometheus metrics at GET /metrics: process defaults, a latency histogram per route and LanceDB's cache size. */
-async function metrics(app: FastifyInstance): Promise<void> {
+export interface MetricsOptions {
+  /** Memory writes not yet in the vector index (index_outbox jobs), read at each scrape. */
+  indexBacklog: () => Promise<number>;
+}
+
+/**
+ * Prometheus metrics at GET /metrics: process defaults, a latency histogram per route, LanceDB's cache
+ * size and the indexer's backlog.
+ */
+async function metrics(app: FastifyInstance, options: MetricsOptions): Promise<void> {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: "agentmem_" });
   const requests = new Histogram({
@@ -20,6 +28,14 @@ async function metrics(app: FastifyInstance): Promise<void> {
     registers: [registry],
     collect() {
       this.set(lanceCacheBytes());
+    },
+  });
+  new Gauge({
+    name: "agentmem_index_backlog_jobs",
+    help: "Memory writes committed but not yet written to the vector index (recall finds them meanwhile through the outbox).",
+    registers: [registry],
+    async collect() {
+      this.set(await options.indexBacklog());
     },
   });
   app.addHook("onResponse", async (req, reply) => {

@@ -39,6 +39,12 @@ interface PreparedBatch {
   gone: string[];
 }
 
+/** Memory jobs committed to the outbox and not yet written to the vector index, on every node. */
+export async function indexBacklog(db: Database): Promise<number> {
+  const [row] = await db.query<{ jobs: number }>("select count(*)::int as jobs from index_outbox where indexed_at is null");
+  return row!.jobs;
+}
+
 /**
  * `maintains` says whether this node may optimise the index now: of several nodes on one index only the
  * holder of the maintainer lease does (src/search/maintainer-lease.ts); the others only write.

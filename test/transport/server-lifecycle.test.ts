@@ -25,6 +25,22 @@ describe("server lifecycle and operations endpoints", () => {
     expect(Number(/^agentmem_lancedb_cache_bytes (\d+)$/m.exec(metrics)?.[1])).toBeGreaterThan(0);
   });
 
+  it("reports the indexer's backlog in /metrics: writes not yet in the vector index", async () => {
+    const paused = await startTestServer("pglite", { INDEXER_ENABLED: "false" });
+    try {
+      const backlog = async () => Number(/^agentmem_index_backlog_jobs (\d+)$/m.exec(await (await fetch(`${paused.url}/metrics`)).text())?.[1]);
+      expect(await backlog()).toBe(0);
+      const call = rest(paused.url, await paused.createKey("backlog", "main"));
+      const written = await call("POST", "/api/v1/agent/memories", { memories: [{ content: "the deploy runs at noon", type: "fact" }, { content: "lunch is at one", type: "fact" }] });
+      expect(written.status).toBe(200);
+      expect(await backlog()).toBe(2);
+      await paused.app.indexer.drain();
+      expect(await backlog()).toBe(0);
+    } finally {
+      await paused.close();
+    }
+  }, startsProcessesTimeoutMs);
+
   it("reports readiness failure when the database is gone", async () => {
     const doomed = await startTestServer("pglite");
     // The indexer would poll the closed database until close(); closing only Fastify, as this test
