@@ -35,7 +35,8 @@ async function metrics(app: FastifyInstance, options: MetricsOptions): Promise<v
     help: "Memory writes committed but not yet written to the vector index (recall finds them meanwhile through the outbox).",
     registers: [registry],
     async collect() {
-      this.set(await options.indexBacklog());
+      // A database that cannot answer leaves the other metrics readable (NaN: unknown).
+      this.set(await options.indexBacklog().catch(() => Number.NaN));
     },
   });
   app.addHook("onResponse", async (req, reply) => {

@@ -49,6 +49,10 @@ describe("server lifecycle and operations endpoints", () => {
     await doomed.app.db.close();
     const res = await fetch(`${doomed.url}/readyz`);
     expect(res.status).toBe(503);
+    // Metrics stay readable; the backlog, which only the database knows, is unknown (prom-client writes "Nan").
+    const metrics = await fetch(`${doomed.url}/metrics`);
+    expect(metrics.status).toBe(200);
+    expect(await metrics.text()).toMatch(/^agentmem_index_backlog_jobs NaN$/im);
     // gRPC health checking reports the same readiness.
     const health = grpcHealthClient(doomed.url);
     expect(await grpcHealthCheck(health, "")).toEqual({ status: "NOT_SERVING" });
