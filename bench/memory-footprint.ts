@@ -28,12 +28,12 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { throwawayPostgres } from "../test/support/postgres-cluster.js";
 import { CallFailure, closedLoop } from "./lib/closed-loop.js";
-import { untilIndexed } from "./lib/index-backlog.js";
 import { caveat } from "./lib/report.js";
 import { restLoad } from "./lib/rest-load.js";
 import { onCleanUp, positiveOption, runBench, stopAfter } from "./lib/run.js";
 import { load1m, loadTo, rssMb, type Backend } from "./lib/scale-load.js";
 import { scratchDatabase } from "./lib/scratch-database.js";
+import { serverMetric, untilIndexed } from "./lib/server-metrics.js";
 import { smapsSplit, type SmapsSplit } from "./lib/smaps.js";
 import { startServer, type BenchServer } from "./lib/server.js";
 import { Recorder } from "./lib/stats.js";
@@ -104,14 +104,7 @@ interface Sample {
   at: string;
 }
 
-async function metric(server: BenchServer, name: string): Promise<number> {
-  const text = await (await fetch(`${server.url}/metrics`)).text();
-  const line = text.split("\n").find((l) => l.startsWith(`${name} `) || l.startsWith(`${name}{`));
-  return line ? Number(line.slice(line.lastIndexOf(" ") + 1)) : Number.NaN;
-}
-
-const metricMb = async (server: BenchServer, name: string) => (await metric(server, name)) / 1048576;
-
+const metricMb = async (server: BenchServer, name: string) => (await serverMetric(server, name)) / 1048576;
 
 async function sample(server: BenchServer, phase: string): Promise<Sample> {
   const rss = rssMb(server.pid);

@@ -80,7 +80,6 @@ async function addMarketplaceColumn(table: LanceTable): Promise<void> {
   }
 }
 
-
 /** The skills collection in LanceDB: its own table next to the memories'. */
 export async function openLanceSkillIndex(options: LanceConnectionOptions & { dimensions: number }): Promise<SkillVectorIndex> {
   const { dimensions } = options;
