@@ -1,13 +1,15 @@
 import { Tiktoken } from "js-tiktoken/lite";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import cl100k from "js-tiktoken/ranks/cl100k_base";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { backfillContentTokens } from "../../src/memories/token-backfill.js";
 import { createTokenCounter } from "../../src/recall/token-counter.js";
 import { countTokens } from "../../src/recall/tokens.js";
 import { backends, rest, startTestServer, type TestServer } from "../support/test-server.js";
 
-// js-tiktoken's merge is quadratic in the length of a run without spaces: 16 KiB of one character took
+// js-tiktoken, an independent implementation of cl100k_base, is the reference for the counts.
+//
+// Byte-pair merging is quadratic in the length of a run without spaces: 16 KiB of one character took
 // about 17 s, blocking every tenant. What is asserted is the event loop: /healthz keeps answering within
 // a bound about 10 times what the fixed code takes on a loaded 2-core machine and still far below the old
 // stall. Wall times of whole calls are not asserted (embedding shares the cores with everything else).
@@ -35,6 +37,18 @@ describe("token counting", () => {
       "Use `git rebase -i HEAD~3` and then run npm test -- --watch=false.",
     ]) {
       expect(countTokens(text), text).toBe(plain.encode(text).length);
+    }
+  });
+
+  it("counts seeded random text of every script exactly as cl100k_base does", () => {
+    let seed = 42;
+    const next = (n: number) => (seed = (seed * 48271) % 2147483647) % n;
+    const symbols = [..."abcXYZ019.,;!?'\"-_/\\()[]{}<>|\t\néüßñçøæ漢字かなカナ한국어€£¥😀👍", "👍🏽", "\r\n", "'s", "'LL", "\u200b", "<|endoftext|>", "<|fim_prefix|>"];
+    for (let i = 0; i < 3_000; i++) {
+      // Words of at most four symbols (16 bytes): no piece is long enough to be counted in chunks.
+      const words = Array.from({ length: 1 + next(12) }, () => Array.from({ length: 1 + next(4) }, () => symbols[next(symbols.length)]).join(""));
+      const text = words.join(next(3) === 0 ? "  " : " ");
+      expect(countTokens(text), JSON.stringify(text)).toBe(plain.encode(text, [], []).length);
     }
   });
 
@@ -76,6 +90,20 @@ describe("token counting", () => {
     await counter.close();
     await expect(counter.count(texts)).rejects.toThrow(/closed/);
     expect(await counter.count(["small calls still count in place"])).toEqual([countTokens("small calls still count in place")]);
+  });
+
+  it("stops its worker when idle and starts a new one for the next long call", async () => {
+    const counter = createTokenCounter({ workerIdleMs: 10 });
+    const texts = ["The user prefers dark mode. ".repeat(2_000)];
+    try {
+      expect(counter.workerRunning).toBe(false);
+      expect(await counter.count(texts)).toEqual(texts.map(countTokens));
+      await vi.waitFor(() => expect(counter.workerRunning).toBe(false), { timeout: 10_000, interval: 20 });
+      expect(await counter.count(texts)).toEqual(texts.map(countTokens));
+      expect(await counter.count(["short calls count in place"])).toEqual([countTokens("short calls count in place")]);
+    } finally {
+      await counter.close();
+    }
   });
 
   it("counts special-token texts as plain text instead of failing", () => {
