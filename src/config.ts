@@ -97,7 +97,7 @@ const envSchema = z.object({
   /** How stale a node's view of the LanceDB index may be (other nodes' writes); default 0 for a directory, 1000 for object storage. */
   LANCEDB_READ_CONSISTENCY_MS: z.coerce.number().int().min(0).max(60_000).optional(),
   /** LanceDB's cache of index data (IVF partitions, full-text and scalar index pages); LanceDB's own default is 6 GB. */
-  LANCEDB_INDEX_CACHE_BYTES: z.coerce.number().int().min(0).default(512 * 1024 * 1024),
+  LANCEDB_INDEX_CACHE_BYTES: z.coerce.number().int().min(0).default(384 * 1024 * 1024),
   /** LanceDB's cache of file metadata and schemas; LanceDB's own default is 1 GB. */
   LANCEDB_METADATA_CACHE_BYTES: z.coerce.number().int().min(0).default(64 * 1024 * 1024),
 
