@@ -9,7 +9,7 @@
 //                                     [--keep-data DIR]
 //
 // The server runs with npm start's allocator settings (bench/lib/server.ts) unless the environment sets them.
-// Phases: idle (the server started, nothing stored); after ingesting --memories (api: REST batches of 100,
+// Phases: idle (the server started and at rest 30 s, nothing stored); after ingesting --memories (api: REST batches of 100,
 // 4 in flight, the real model embedding each and detecting contradictions, then until the indexer's backlog
 // in /metrics is empty, so the recall phases do not race the indexer, and 15 s more; bulk: bench/lib/scale-load.ts
 // before the server starts, then the server on that data); after the recall phases (semantic, keyword,
@@ -160,6 +160,7 @@ async function start(options: Options, where: { dataDir: string; databaseUrl: st
 
 /** Settles before a reading: the server's timers (index folding, maintenance) run after writes stop. */
 const settle = (s: number) => new Promise((resolve) => setTimeout(resolve, s * 1000));
+const idleSettleS = 30;
 
 /** Asks the server for a heap snapshot and gives it 20 s to write it (the server blocks while it does). */
 async function heapSnapshot(server: BenchServer): Promise<void> {
@@ -228,7 +229,9 @@ async function main(): Promise<number> {
   console.error("starting the server…");
   const server = await start(options, where);
   const key = await server.createKey("bench", container);
-  await settle(5);
+  // At rest, not starting: on a new data directory the thread that created PGlite's files exits about
+  // 10 s after the server is ready and V8 hands back the startup's garbage about 10 s later (-150 MB).
+  await settle(idleSettleS);
   await record(samples, await sample(server, options.ingest === "bulk" ? `idle on ${options.memories} memories loaded in bulk` : "idle"));
   if (options.heapSnapshots) await heapSnapshot(server);
 
@@ -268,7 +271,7 @@ async function main(): Promise<number> {
       ["idle, PGLITE_SHARED_BUFFERS_BYTES=128 MiB", { PGLITE_SHARED_BUFFERS_BYTES: String(128 * 1048576) }],
     ] as const) {
       const fresh = await start(options, await storage(options), env);
-      await settle(5);
+      await settle(idleSettleS);
       await record(breakdown, await sample(fresh, label));
       await fresh.stop();
     }
