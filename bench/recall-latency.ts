@@ -12,8 +12,10 @@
 // Then recall latency per mode (semantic, keyword, hybrid) over REST and gRPC, closed loop, at
 // concurrency 1 (latency) and --concurrency (throughput). Every call uses a query text not sent before,
 // so the server's query-embedding cache never hides the model; one more phase per transport cycles
-// through 200 already-seen queries to show the cache effect. RSS of the server process (VmRSS) is read
-// after ingest and after the recall phases.
+// through 200 already-seen queries to show the cache effect, and a last one measures hybrid recall at
+// concurrency 1 during a heavy ingest (REST batches of 100, 4 in flight, for at least --duration s more,
+// which the indexer then finishes). RSS of the server process (VmRSS) is read after ingest and after the
+// recall phases.
 //
 // Time bound: --budget (seconds, default 1500 = 25 min) for the whole run. Embedding is the bottleneck of
 // ingest; after each ingest step the bench projects the time the next size needs at the measured indexed
@@ -209,8 +211,24 @@ async function recallPhases(b: Bench): Promise<RecallPhaseResult[]> {
   return results;
 }
 
-/** Seconds the recall phases of one size take: 12 timed phases, 2 repeated, 6 warm-ups of 2 s. */
-const recallPhasesS = (o: Options) => 14 * (o.durationS + 0.5) + 6 * 2.5 + 5;
+/** Seconds the recall phases of one size take: 12 timed phases, 2 repeated, 6 warm-ups of 2 s, one during an ingest. */
+const recallPhasesS = (o: Options) => 14 * (o.durationS + 0.5) + 6 * 2.5 + 5 + 2 * o.durationS + ingestLeadS + 30;
+
+/** The ingest runs this long before the recall phase that measures during it starts. */
+const ingestLeadS = 2;
+
+/**
+ * Hybrid recall at concurrency 1 while memories are written as fast as the server takes them: enough
+ * batches for twice --duration at the ingest rate just measured, so the recall phase, started ingestLeadS
+ * in, ends before the writes do. The memories written join the data set.
+ */
+async function recallDuringIngest(b: Bench, apiMemoriesPerS: number): Promise<{ recall: RecallPhaseResult; ingest: IngestResult }> {
+  const n = Math.max(1_000, Math.ceil((apiMemoriesPerS * 2 * b.options.durationS) / batchSize) * batchSize);
+  const ingesting = ingestTo(b, b.stored + n);
+  await new Promise((resolve) => setTimeout(resolve, ingestLeadS * 1000));
+  const recall = await recallPhase(b, "hybrid", "rest", 1, ` (during an ingest of ${n})`, () => b.nextQuery());
+  return { recall, ingest: await ingesting };
+}
 
 interface SizeResult {
   requestedSize: number;
@@ -219,6 +237,8 @@ interface SizeResult {
   ingest: IngestResult;
   rssMbAfterRecall: number;
   recall: RecallPhaseResult[];
+  /** The ingest the last recall phase ran during. */
+  ingestDuringRecall: IngestResult;
 }
 
 async function run(b: Bench): Promise<{ sizes: SizeResult[]; notes: string[] }> {
@@ -249,7 +269,9 @@ async function run(b: Bench): Promise<{ sizes: SizeResult[]; notes: string[] }> 
         `indexed ${ingest.indexedMemoriesPerS.toFixed(1)}/s (${ingest.indexedS.toFixed(1)} s), RSS ${ingest.rssMbAfter} MB`,
     );
     const recall = await recallPhases(b);
-    sizes.push({ requestedSize: requested, measuredSize: target, capped: target !== requested, ingest, rssMbAfterRecall: rssMb(b.server.pid), recall });
+    const during = await recallDuringIngest(b, ingest.apiMemoriesPerS);
+    recall.push(during.recall);
+    sizes.push({ requestedSize: requested, measuredSize: target, capped: target !== requested, ingest, rssMbAfterRecall: rssMb(b.server.pid), recall, ingestDuringRecall: during.ingest });
   }
   return { sizes, notes };
 }
@@ -258,10 +280,13 @@ const ms = (v: number) => (Number.isNaN(v) ? "-" : v.toFixed(1));
 
 function report(sizes: SizeResult[], notes: string[]): string {
   const ingestRows = [["size", "memories", "API s", "API mem/s", "batch p50 ms", "batch p95 ms", "indexed s", "indexed mem/s", "RSS after ingest MB", "RSS after recall MB"]];
-  for (const s of sizes) {
-    const i = s.ingest;
+  const ingests = sizes.flatMap((s) => [
+    { size: String(s.measuredSize), i: s.ingest, rssAfterRecall: String(s.rssMbAfterRecall) },
+    { size: `${s.ingestDuringRecall.from} (during recall)`, i: s.ingestDuringRecall, rssAfterRecall: "-" },
+  ]);
+  for (const { size, i, rssAfterRecall } of ingests) {
     ingestRows.push([
-      String(s.measuredSize),
+      size,
       String(i.to - i.from),
       i.apiS.toFixed(1),
       i.apiMemoriesPerS.toFixed(0),
@@ -270,7 +295,7 @@ function report(sizes: SizeResult[], notes: string[]): string {
       i.indexedS.toFixed(1),
       i.indexedMemoriesPerS.toFixed(1),
       String(i.rssMbAfter),
-      String(s.rssMbAfterRecall),
+      rssAfterRecall,
     ]);
   }
   const recallRows = [["size", "phase", "transport", "conc", "req/s", "p50 ms", "p95 ms", "p99 ms", "calls", "errors", "CPU ms a call: main", "LanceDB", "other", "model"]];
