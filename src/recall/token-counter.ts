@@ -2,8 +2,9 @@ import { Worker } from "node:worker_threads";
 import { countTokens } from "./tokens.js";
 
 // Token counting is linear but not free: 0.5 to 0.9 µs a character, so a 4 MiB batch would hold the
-// event loop for seconds. Small calls count in place; larger ones go to one worker thread, started on first use,
-// replaced if it dies, and stopped when idle (it holds about 60 MB: its own V8 isolate, loader and tables).
+// event loop for seconds. Small calls count in place; larger ones go to one worker thread, started on
+// first use, replaced if it dies, and stopped when idle (it holds about 60 MB: its own V8 isolate,
+// loader and tables).
 
 /** Characters counted on the event loop at most (about 7 ms at worst); more go to the worker. */
 const inlineChars = 8192;
