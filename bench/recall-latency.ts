@@ -22,7 +22,6 @@
 // rate and, when it would not fit with its recall phases, measures the largest size that does (rounded
 // down to 5,000) and says so. Writes bench/results/recall-latency.json.
 
-import { readFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { availableParallelism, cpus, loadavg } from "node:os";
 import path from "node:path";
@@ -34,7 +33,7 @@ import { caveat } from "./lib/report.js";
 import { restLoad } from "./lib/rest-load.js";
 import { startServer, type BenchServer } from "./lib/server.js";
 import { untilIndexed } from "./lib/server-metrics.js";
-import { serverCpuMs, type ServerCpuMs } from "./lib/process-tree.js";
+import { rssMb, serverCpuMs, type ServerCpuMs } from "./lib/process-tree.js";
 import { Recorder, type PhaseResult } from "./lib/stats.js";
 import { syntheticMemory, syntheticQueries } from "./lib/synthetic.js";
 import { alignedTable } from "./lib/table.js";
@@ -87,12 +86,6 @@ function parseOptions(argv: string[]): Options {
     budgetS: positiveOption("budget", values.budget),
     timeoutS: positiveOption("timeout", values.timeout),
   };
-}
-
-/** Resident memory of a process in MB, from /proc/<pid>/status. */
-function rssMb(pid: number): number {
-  const m = /VmRSS:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-  return m ? Math.round(Number(m[1]) / 1024) : Number.NaN;
 }
 
 interface Bench {
@@ -211,11 +204,11 @@ async function recallPhases(b: Bench): Promise<RecallPhaseResult[]> {
   return results;
 }
 
-/** Seconds the recall phases of one size take: 12 timed phases, 2 repeated, 6 warm-ups of 2 s, one during an ingest. */
-const recallPhasesS = (o: Options) => 14 * (o.durationS + 0.5) + 6 * 2.5 + 5 + 2 * o.durationS + ingestLeadS + 30;
-
 /** The ingest runs this long before the recall phase that measures during it starts. */
 const ingestLeadS = 2;
+
+/** Seconds the recall phases of one size take: 12 timed phases, 2 repeated, 6 warm-ups of 2 s, one during an ingest. */
+const recallPhasesS = (o: Options) => 14 * (o.durationS + 0.5) + 6 * 2.5 + 5 + 2 * o.durationS + ingestLeadS + 30;
 
 /**
  * Hybrid recall at concurrency 1 while memories are written as fast as the server takes them: enough

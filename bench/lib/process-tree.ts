@@ -6,6 +6,12 @@ import { readdirSync, readFileSync } from "node:fs";
 const ticksPerSecond = 100;
 const pageBytes = 4096;
 
+/** Resident memory of a process in MB, from /proc/<pid>/status. */
+export function rssMb(pid: number | "self"): number {
+  const m = /VmRSS:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  return m ? Math.round(Number(m[1]) / 1024) : Number.NaN;
+}
+
 /**
  * Fields of /proc/<pid>/stat (all its threads), or of one thread's, after the command name (which may
  * contain spaces): [state, ppid, …].

@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import pino from "pino";
 import { ensureWorkspace } from "../../src/accounts/key-store.js";
@@ -13,6 +12,7 @@ import { checkIndexState } from "../../src/search/index-state.js";
 import { createIndexer } from "../../src/search/indexer.js";
 import { lanceLocationOf, openVectorIndex } from "../../src/search/vector/open-vector-index.js";
 import { hashingEmbedder, hashVector } from "./hashing-embedder.js";
+import { rssMb } from "./process-tree.js";
 import { scaleMemory } from "./scale-data.js";
 
 // Loading many memories fast through the server's own storage and index code (see bench/scale.ts): rows
@@ -26,11 +26,6 @@ const useLite: EmbeddingModelInfo = { provider: "use-lite", model: "universal-se
 const silentLog = pino({ level: "silent" });
 
 /** Resident memory of a process in MB, from /proc/<pid>/status. */
-export function rssMb(pid: number | "self"): number {
-  const m = /VmRSS:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-  return m ? Math.round(Number(m[1]) / 1024) : Number.NaN;
-}
-
 export const load1m = () => Number(loadavg()[0]!.toFixed(2));
 
 /** Where one backend's data lives across sizes. */
