@@ -11,5 +11,9 @@ export default defineConfig({
     // Vitest runs one file at a time on a 2-core machine by default; the files mostly wait on model
     // workers, databases and sockets, so four at once keep both cores busy.
     maxWorkers: 4,
+    // A process per file spent 2-3 s of the two cores importing the server's modules again for each of 70
+    // files; the files share four processes instead (their servers, databases and ports are their own, and
+    // a test that measures its process's memory measures a child process).
+    isolate: false,
   },
 });
