@@ -411,3 +411,34 @@ describe("contradiction judge (OpenAI-compatible chat API)", () => {
     expect(olderState).toBe("shadowed");
   });
 });
+
+describe.each(backends)("contradictions with memories the index does not have yet (%s)", (backend) => {
+  let server: TestServer;
+  let agent: Rest;
+  beforeAll(async () => {
+    // Nothing is indexed: every earlier memory is found through its indexing job or not at all.
+    server = await startTestServer(backend, { INDEXER_ENABLED: "false" });
+    agent = rest(server.url, await server.createKey("acme", "agent-1"));
+  });
+  afterAll(() => server?.close());
+
+  const create = async (content: string) => {
+    const res = await agent("POST", memories, { content, type: "fact" });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    return res.body;
+  };
+
+  it("finds them by the vectors their writes stored, and by words where a write stored none", async () => {
+    for (let i = 0; i < 30; i++) await create(`Unrelated note ${i} about the quarterly planning of team ${i}`);
+    const older = await create("The user works at Google");
+    const newer = await create("The user works at Microsoft");
+    expect(newer.contradictions).toEqual([expect.objectContaining({ conflictsWith: older.ids[0], reason: "different value: Google → Microsoft", shadowed: true })]);
+
+    // A write whose embedding failed leaves a job without a vector.
+    const unembedded = await create("The user lives in Paris");
+    await server.app.db.query("update index_outbox set vector = null where memory_id = $1", [unembedded.ids[0]]);
+    const moved = await create("The user lives in Lisbon");
+    expect(moved.contradictions).toEqual([expect.objectContaining({ conflictsWith: unembedded.ids[0], reason: "different value: Paris → Lisbon", shadowed: true })]);
+    expect(await server.app.vectors.count()).toBe(0);
+  }, 60_000);
+});

@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from "fastify";
 import type { Sql } from "../../db/database.js";
 import type { Embedder } from "../../embeddings/embedder.js";
 import { cosine } from "../../search/scoring.js";
+import { vectorFromBytes } from "../../search/vector/records.js";
 import type { VectorHit, VectorIndex } from "../../search/vector/vector-index.js";
 import { findActiveMemories } from "../memory-store.js";
 import type { Judge } from "./judge.js";
@@ -10,11 +11,11 @@ import { noStatement, statementOf, type Statement } from "./statement.js";
 import { batchContradictions } from "./within-batch.js";
 
 // Finds what a write contradicts. Candidates are the active memories sharing a container with a new
-// memory that are nearest by embedding (multi-vector searches of ten new memories each), and the memories
-// not indexed yet that share its words (one bounded Postgres query); the rules then decide each pair, and
+// memory that are nearest by embedding (multi-vector searches of ten new memories each), and the nearest
+// of the memories not indexed yet (one bounded Postgres read); the rules then decide each pair, and
 // the judge, when configured, re-decides the doubtful ones. A per-memory keyword search of the index
-// doubled the write cost at 100k memories (each BM25 query 4 to 17 ms), so words only cover the gap
-// until a memory is indexed.
+// doubled the write cost at 100k memories (each BM25 query 4 to 17 ms), so words are matched only for
+// pending memories without a vector.
 
 export interface NewMemory {
   id: string;
@@ -62,19 +63,31 @@ const judgeMaxPairs = 20;
  */
 const searchVectors = 10;
 
-// Memories still waiting for the index (the latest outbox entries) are not found by its search yet: for
-// them, the new memory's words are matched in Postgres (any word, ranked by ts_rank). Driven by the outbox
-// and bounded, so the cost neither follows the container's size nor a bulk import's backlog.
+// Memories still waiting for the index (the workspace's latest content jobs) are not found by its search
+// yet. Their jobs carry the vectors their writes computed, so the nearest of them are found here by cosine,
+// as the index would find them; a memory whose write could not embed is matched by words in Postgres
+// instead (any word, ranked by ts_rank). Driven by the outbox and bounded, so the cost neither follows the
+// container's size nor a bulk import's backlog. Matching every new memory's words against every pending
+// memory in Postgres took 300 ms per write of 100 during a bulk ingest, on PGlite all of it on the event
+// loop, where recalls waited for it; reading the vectors and comparing them here takes a tenth of that.
 const pendingLimit = 200;
-// The pending memories are materialised first, so the matching runs over those few rows: left to the
-// planner, PGlite switched at about 4,400 memories to the full-text index over the whole workspace,
-// once per new memory (10 ms -> 9 s a batch).
-const pendingSql = `
+const pendingJobsSql = `
+select r.memory_id as id, m.containers, case when m.version = r.version then o.vector end as vector
+from (
+  select distinct on (memory_id) memory_id, version, seq
+  from (select memory_id, version, seq from index_outbox
+        where workspace_id = $1 and version is not null order by seq desc limit ${pendingLimit}) latest
+  order by memory_id, seq desc
+) r
+join memories m on m.id = r.memory_id
+join index_outbox o on o.seq = r.seq
+where m.workspace_id = $1 and m.state = 'active'`;
+// The word matching runs over the few given memories only: left to the planner, PGlite switched at about
+// 4,400 memories to the full-text index over the whole workspace, once per new memory (10 ms -> 9 s a batch).
+const wordMatchSql = `
 with pending as materialized (
-  select m.id, m.tsv, m.containers
-  from (select distinct memory_id from (select memory_id from index_outbox order by seq desc limit ${pendingLimit}) o) p
-  join memories m on m.id = p.memory_id
-  where m.workspace_id = $2 and m.state = 'active'
+  select m.id, m.tsv, m.containers from memories m
+  where m.id = any($4::text[]) and m.workspace_id = $2 and m.state = 'active'
 )
 select i.idx, c.id
 from jsonb_to_recordset($1::jsonb) as i(idx int, content text, containers text[], self text)
@@ -85,6 +98,12 @@ cross join lateral (
   order by ts_rank(m.tsv, t.q::tsquery) desc, m.id desc
   limit $3
 ) c`;
+
+interface PendingMemory {
+  id: string;
+  containers: string[];
+  vector: Float32Array | null;
+}
 
 interface Pair {
   newer: number;
@@ -123,12 +142,24 @@ export function createContradictionFinder(opts: FinderOptions): ContradictionFin
     }
   }
 
-  /** Word matches of each new memory among the memories not indexed yet (states are re-checked below). */
-  async function pending(workspaceId: string, memories: readonly NewMemory[]): Promise<string[][]> {
-    const input = memories.map((m, idx) => ({ idx, content: m.content, containers: m.containers, self: m.id }));
-    const rows = await opts.db.query<{ idx: number; id: string }>(pendingSql, [JSON.stringify(input), workspaceId, opts.candidates]);
-    const out: string[][] = memories.map(() => []);
-    for (const r of rows) out[r.idx]!.push(r.id);
+  /**
+   * Each new memory's candidates among the memories not indexed yet, with their cosine (null when matched
+   * by words); states are re-checked below.
+   */
+  async function pending(workspaceId: string, memories: readonly NewMemory[], vectors: Float32Array[] | null): Promise<Map<string, number | null>[]> {
+    const rows = await opts.db.query<{ id: string; containers: string[]; vector: Uint8Array | null }>(pendingJobsSql, [workspaceId]);
+    const out = memories.map(() => new Map<string, number | null>());
+    if (rows.length === 0) return out;
+    const jobs: PendingMemory[] = rows.map((r) => ({ id: r.id, containers: r.containers, vector: r.vector ? vectorFromBytes(r.vector) : null }));
+    const byWords = vectors ? jobs.filter((j) => j.vector === null) : jobs;
+    if (vectors) memories.forEach((m, i) => nearestPending(m, vectors[i]!, jobs, opts.candidates, out[i]!));
+    if (byWords.length > 0) {
+      const input = memories.map((m, idx) => ({ idx, content: m.content, containers: m.containers, self: m.id }));
+      const ids = byWords.map((j) => j.id);
+      for (const r of await opts.db.query<{ idx: number; id: string }>(wordMatchSql, [JSON.stringify(input), workspaceId, opts.candidates, ids])) {
+        if (!out[r.idx]!.has(r.id)) out[r.idx]!.set(r.id, null);
+      }
+    }
     return out;
   }
 
@@ -153,9 +184,9 @@ export function createContradictionFinder(opts: FinderOptions): ContradictionFin
   return async (workspaceId, memories) => {
     if (memories.length === 0) return [];
     const vectors = await embed(memories);
-    const [nearest, sharingWords] = await Promise.all([semantic(workspaceId, memories, vectors), pending(workspaceId, memories)]);
+    const [nearest, notIndexed] = await Promise.all([semantic(workspaceId, memories, vectors), pending(workspaceId, memories, vectors)]);
     const batchIds = new Set(memories.map((m) => m.id));
-    const candidateIds = [...new Set([...nearest.flatMap((m) => [...m.keys()]), ...sharingWords.flat()])].filter((id) => !batchIds.has(id));
+    const candidateIds = [...new Set([...nearest.flatMap((m) => [...m.keys()]), ...notIndexed.flatMap((m) => [...m.keys()])])].filter((id) => !batchIds.has(id));
     const stored = new Map((await findActiveMemories(opts.db, workspaceId, candidateIds)).map((m) => [m.id, m]));
     const statements = new Map<string, Statement>();
     const statement = (text: string) =>
@@ -163,7 +194,7 @@ export function createContradictionFinder(opts: FinderOptions): ContradictionFin
 
     const pairs: Pair[] = [];
     memories.forEach((memory, newer) => {
-      const ids = new Set([...nearest[newer]!.keys(), ...sharingWords[newer]!]);
+      const ids = new Set([...nearest[newer]!.keys(), ...notIndexed[newer]!.keys()]);
       for (const id of ids) {
         const older = stored.get(id);
         if (!older || !older.containers.some((c) => memory.containers.includes(c))) continue;
@@ -174,7 +205,7 @@ export function createContradictionFinder(opts: FinderOptions): ContradictionFin
           olderId: id,
           olderContent: older.content,
           olderContainers: older.containers,
-          cosine: nearest[newer]!.get(id) ?? 0,
+          cosine: nearest[newer]!.get(id) ?? notIndexed[newer]!.get(id) ?? 0,
           verdict,
         });
       }
@@ -192,4 +223,19 @@ export function createContradictionFinder(opts: FinderOptions): ContradictionFin
         : [],
     );
   };
+}
+
+/** Adds to `into` the `k` pending memories nearest to a new memory's vector among those sharing a container. */
+function nearestPending(memory: NewMemory, vector: Float32Array, jobs: readonly PendingMemory[], k: number, into: Map<string, number | null>): void {
+  const best: { id: string; similarity: number }[] = [];
+  for (const job of jobs) {
+    if (!job.vector || job.id === memory.id || !job.containers.some((c) => memory.containers.includes(c))) continue;
+    const similarity = cosine(vector, job.vector);
+    if (best.length === k && similarity <= best[k - 1]!.similarity) continue;
+    let at = best.length;
+    while (at > 0 && best[at - 1]!.similarity < similarity) at--;
+    best.splice(at, 0, { id: job.id, similarity });
+    if (best.length > k) best.pop();
+  }
+  for (const { id, similarity } of best) into.set(id, similarity);
 }
