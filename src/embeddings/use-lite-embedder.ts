@@ -27,9 +27,11 @@ const processPath = fileURLToPath(new URL("./use-lite-model-process.mjs", import
 // USE was trained on sentences and short paragraphs, and the tokenizer is quadratic in text length:
 // longer texts are embedded by their beginning (the model process also stops at 256 tokens).
 const maxChars = 2048;
-// Padded characters per batch. Throughput is flat from about 8 texts per batch up, while a model
-// process's memory keeps the high-water mark of its largest batch.
-const batchChars = 4096;
+// Padded characters per batch. Throughput is flat from about 8 texts per batch up (sentences of about
+// 110 characters: 245/s at 4,096, 242 at 1,024, 214 at 512), while a model process's memory keeps the
+// high-water mark of its largest batch, and a query waits for the batch its process is running: during an
+// API ingest, 4,096 kept recall's embedding waiting about 100 ms more than 1,024.
+const batchChars = 1024;
 
 /** One model-owning child process running one job at a time; it keeps the parent alive only while busy. */
 class ModelProcess {
