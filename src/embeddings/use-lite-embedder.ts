@@ -27,11 +27,15 @@ const processPath = fileURLToPath(new URL("./use-lite-model-process.mjs", import
 // USE was trained on sentences and short paragraphs, and the tokenizer is quadratic in text length:
 // longer texts are embedded by their beginning (the model process also stops at 256 tokens).
 const maxChars = 2048;
-// Padded characters per batch. Throughput is flat from about 8 texts per batch up (sentences of about
-// 110 characters: 245/s at 4,096, 242 at 1,024, 214 at 512), while a model process's memory keeps the
-// high-water mark of its largest batch, and a query waits for the batch its process is running: during an
-// API ingest, 4,096 kept recall's embedding waiting about 100 ms more than 1,024.
-const batchChars = 1024;
+// Padded characters per batch. A query waits for the batch its process is running: during an API
+// ingest with recalls, batches of 4,096 (about 37 sentences) kept recall's embedding waiting about 100 ms
+// longer than 1,024. Bulk embedding runs faster in big batches (one process, two threads, sentences of
+// about 110 characters: 404-425/s at 4,096, 367-386/s at 1,024). So batches stay small while
+// single-text calls (recall queries, single writes) keep coming, and a bulk load alone gets big ones. A
+// model process's memory keeps the high-water mark of its largest batch either way.
+const batchChars = { interactive: 1024, bulk: 4096 };
+/** How long after a single-text call batches stay small. */
+const interactiveMs = 1000;
 
 /** One model-owning child process running one job at a time; it keeps the parent alive only while busy. */
 class ModelProcess {
@@ -155,6 +159,7 @@ export class UseLiteEmbedder implements Embedder {
 
   private readonly queue: Job[] = [];
   private readonly pool: ModelProcess[];
+  private lastSingleTextCall = -Infinity;
   private failure: Error | undefined;
   /** The converted model while the first processes load; a replacement converts it again (0.1 s). */
   private startupModel: Promise<Uint8Array> | undefined;
@@ -218,6 +223,7 @@ export class UseLiteEmbedder implements Embedder {
   }
 
   async embed(texts: readonly string[]): Promise<Float32Array[]> {
+    if (texts.length === 1) this.lastSingleTextCall = performance.now();
     const clipped = texts.map((t) => t.slice(0, maxChars));
     const batches = this.batches(clipped);
     const results = await Promise.all(batches.map((batch) => this.schedule(batch.map((i) => clipped[i]!), texts.length)));
@@ -234,10 +240,11 @@ export class UseLiteEmbedder implements Embedder {
   private batches(texts: string[]): number[][] {
     const order = texts.map((_, i) => i).sort((a, b) => texts[a]!.length - texts[b]!.length);
     const limit = Math.min(this.options.batchSize, Math.ceil(order.length / this.pool.length));
+    const paddedChars = performance.now() - this.lastSingleTextCall < interactiveMs ? batchChars.interactive : batchChars.bulk;
     const batches: number[][] = [];
     let current: number[] = [];
     for (const i of order) {
-      const full = current.length === limit || (current.length + 1) * texts[i]!.length > batchChars;
+      const full = current.length === limit || (current.length + 1) * texts[i]!.length > paddedChars;
       if (full && current.length > 0) {
         batches.push(current);
         current = [];
