@@ -150,8 +150,14 @@ export function createContradictionFinder(opts: FinderOptions): ContradictionFin
     const rows = await opts.db.query<{ id: string; containers: string[]; vector: Uint8Array | null }>(pendingJobsSql, [workspaceId]);
     const out = memories.map(() => new Map<string, number | null>());
     if (rows.length === 0) return out;
-    const jobs: PendingMemory[] = rows.map((r) => ({ id: r.id, containers: r.containers, vector: r.vector ? vectorFromBytes(r.vector) : null }));
-    const byWords = vectors ? jobs.filter((j) => j.vector === null) : jobs;
+    // A vector of another length (another model's) is no vector to compare with.
+    const bytes = (vectors?.[0]?.length ?? 0) * 4;
+    const jobs: PendingMemory[] = rows.map((r) => ({
+      id: r.id,
+      containers: r.containers,
+      vector: bytes > 0 && r.vector?.byteLength === bytes ? vectorFromBytes(r.vector) : null,
+    }));
+    const byWords = jobs.filter((j) => j.vector === null);
     if (vectors) memories.forEach((m, i) => nearestPending(m, vectors[i]!, jobs, opts.candidates, out[i]!));
     if (byWords.length > 0) {
       const input = memories.map((m, idx) => ({ idx, content: m.content, containers: m.containers, self: m.id }));
