@@ -25,7 +25,7 @@ const insertBatch = 1000;
 const useLite: EmbeddingModelInfo = { provider: "use-lite", model: "universal-sentence-encoder-lite", dimensions: 512 };
 const silentLog = pino({ level: "silent" });
 
-/** Resident memory of a process in MB, from /proc/<pid>/status. */
+/** The one-minute load average, to two decimals. */
 export const load1m = () => Number(loadavg()[0]!.toFixed(2));
 
 /** Where one backend's data lives across sizes. */

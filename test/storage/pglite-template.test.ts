@@ -5,6 +5,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openPglite } from "../../src/db/pglite.js";
 import { migrate } from "../../src/db/migrations.js";
+import { startsProcessesTimeoutMs } from "../support/test-server.js";
 
 // New PGlite clusters are copies of a template made by the first initdb; these tests give the template
 // a directory of their own, so the suite's other files keep using the shared one.
@@ -43,7 +44,7 @@ describe("PGlite cluster template", () => {
     expect(await db.query("select name from workspaces")).toEqual([{ name: "acme" }]);
     await db.close();
     expect((await readFile(templatePath)).equals(made)).toBe(true);
-  }, 120_000);
+  }, startsProcessesTimeoutMs);
 
   it("replaces a template that does not load, in memory and on disk", async () => {
     for (const dataDir of ["memory://", path.join(dir, "from-broken")]) {
@@ -52,7 +53,7 @@ describe("PGlite cluster template", () => {
       await usable(dataDir, templatePath);
       expect((await readFile(templatePath)).length).toBeGreaterThan(1_000_000);
     }
-  }, 120_000);
+  }, startsProcessesTimeoutMs);
 
   it("works where the template cannot be written: each cluster runs initdb", async () => {
     const blocker = path.join(dir, "a-file");
@@ -61,5 +62,5 @@ describe("PGlite cluster template", () => {
     const templatePath = path.join(blocker, "cluster.tar");
     await usable("memory://", templatePath);
     expect(existsSync(templatePath)).toBe(false);
-  }, 120_000);
+  }, startsProcessesTimeoutMs);
 });

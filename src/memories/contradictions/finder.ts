@@ -233,15 +233,10 @@ export function createContradictionFinder(opts: FinderOptions): ContradictionFin
 
 /** Adds to `into` the `k` pending memories nearest to a new memory's vector among those sharing a container. */
 function nearestPending(memory: NewMemory, vector: Float32Array, jobs: readonly PendingMemory[], k: number, into: Map<string, number | null>): void {
-  const best: { id: string; similarity: number }[] = [];
-  for (const job of jobs) {
-    if (!job.vector || job.id === memory.id || !job.containers.some((c) => memory.containers.includes(c))) continue;
-    const similarity = cosine(vector, job.vector);
-    if (best.length === k && similarity <= best[k - 1]!.similarity) continue;
-    let at = best.length;
-    while (at > 0 && best[at - 1]!.similarity < similarity) at--;
-    best.splice(at, 0, { id: job.id, similarity });
-    if (best.length > k) best.pop();
-  }
-  for (const { id, similarity } of best) into.set(id, similarity);
+  const scored = jobs.flatMap((job) =>
+    job.vector && job.id !== memory.id && job.containers.some((c) => memory.containers.includes(c))
+      ? [{ id: job.id, similarity: cosine(vector, job.vector) }]
+      : [],
+  );
+  for (const { id, similarity } of scored.sort((a, b) => b.similarity - a.similarity).slice(0, k)) into.set(id, similarity);
 }
