@@ -56,6 +56,8 @@ const envSchema = z.object({
   EMBEDDING_WORKERS: z.coerce.number().int().min(1).max(64).optional(),
   /** Threads each of those processes runs the model on; default one per core, at most two. */
   EMBEDDING_THREADS: z.coerce.number().int().min(1).max(64).optional(),
+  /** How much nicer than the server the built-in model's processes run: behind its own threads for the CPU. */
+  EMBEDDING_NICENESS: z.coerce.number().int().min(0).max(19).default(10),
   /** Bytes of query embeddings (vector and text) kept in memory, so repeated queries skip the model; 0 disables. */
   EMBEDDING_CACHE_BYTES: z.coerce.number().int().min(0).default(16 * 1024 * 1024),
   /** Bytes of vectors of recently written texts (vector and text) kept, so detection and the indexer embed a text once; 0 disables. */

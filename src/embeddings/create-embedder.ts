@@ -18,6 +18,7 @@ export async function createEmbedder(config: Config): Promise<Embedder> {
         batchSize,
         workers: config.EMBEDDING_WORKERS ?? 1,
         threads: config.EMBEDDING_THREADS ?? defaultUseLiteThreads(),
+        niceness: config.EMBEDDING_NICENESS,
       });
     case "openai":
       return OpenAiEmbedder.create({

@@ -1,4 +1,5 @@
 import { fork, type ChildProcess } from "node:child_process";
+import { getPriority, setPriority } from "node:os";
 import { fileURLToPath } from "node:url";
 import type { Embedder, EmbeddingModelInfo } from "./embedder.js";
 import { useLiteOnnxModel } from "./use-lite-onnx/load-model.js";
@@ -54,6 +55,7 @@ class ModelProcess {
 
   constructor(
     load: Promise<LoadMessage>,
+    niceness: number,
     private readonly nextJob: () => Job | undefined,
     /** Reports a dead process with the job it was running and whether it had loaded the model. */
     private readonly onDeath: (process: ModelProcess, job: Job | undefined, err: Error, loaded: boolean) => void,
@@ -63,6 +65,14 @@ class ModelProcess {
     });
     // A replacement's failure to load is reported through onDeath; nobody else awaits its readiness.
     this.ready.catch(() => undefined);
+    // Raising a niceness needs no privilege. A process that could not start, or died at once, is reported by its exit.
+    if (niceness > 0 && this.child.pid !== undefined) {
+      try {
+        setPriority(this.child.pid, Math.min(19, getPriority() + niceness));
+      } catch {
+        // gone already
+      }
+    }
     this.exited = new Promise((resolve) => this.child.once("exit", (code) => resolve(code)));
     this.child.on("message", (reply: ProcessReply) => this.receive(reply));
     this.child.on("error", (err) => this.die(err));
@@ -84,6 +94,10 @@ class ModelProcess {
     if (!this.current) return;
     this.setKeepsParentAlive(true);
     this.child.send({ texts: this.current.texts });
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
   }
 
   /** Ends the process (SIGKILL when `crash`, as a crash would) and resolves once it has exited. */
@@ -144,6 +158,11 @@ export interface UseLiteOptions {
    * onnxruntime-node. tfjs: TF.js on WebAssembly, the reference the ONNX vectors are checked against.
    */
   runtime?: "onnx" | "tfjs";
+  /**
+   * How much nicer than the server the processes run (0, the default: as nice as it). Raised, a bulk
+   * embedding yields the cores to the server's threads, so recalls during an ingest are not queued behind the model.
+   */
+  niceness?: number;
 }
 
 /**
@@ -190,6 +209,7 @@ export class UseLiteEmbedder implements Embedder {
   private spawn(): ModelProcess {
     return new ModelProcess(
       this.loadMessage(),
+      this.options.niceness ?? 0,
       () => this.queue.shift(),
       (process, job, err, loaded) => this.replace(process, job, err, loaded),
     );
@@ -215,6 +235,11 @@ export class UseLiteEmbedder implements Embedder {
     else this.pool.splice(at, 1);
     if (this.pool.length === 0) this.fail(new Error(`use-lite model processes cannot start: ${err.message}`));
     for (const p of this.pool) p.pull();
+  }
+
+  /** The model processes' ids (tests read their priority). */
+  processIds(): Array<number | undefined> {
+    return this.pool.map((p) => p.pid);
   }
 
   /** Test hook: kills a model process the way a crash would. */

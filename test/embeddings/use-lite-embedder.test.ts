@@ -1,3 +1,4 @@
+import { getPriority } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { UseLiteEmbedder } from "../../src/embeddings/use-lite-embedder.js";
 import { rest, startTestServer, type TestServer } from "../support/test-server.js";
@@ -109,9 +110,11 @@ describe("UseLiteEmbedder", () => {
 const slot = (e: UseLiteEmbedder, i: number) => (e as unknown as { pool: Array<{ ready: Promise<void> }> }).pool[i]!;
 
 describe("a crashed model process", () => {
-  it("is replaced: the batch it was running is retried on the fresh process and queued calls go on", async () => {
-    const crashing = await UseLiteEmbedder.create({ batchSize: 4, workers: 1 });
+  it("is replaced at the same niceness: the batch it was running is retried on the fresh process and queued calls go on", async () => {
+    const crashing = await UseLiteEmbedder.create({ batchSize: 4, workers: 1, niceness: 5 });
     try {
+      const [first] = crashing.processIds();
+      expect(getPriority(first!)).toBe(Math.min(19, getPriority() + 5));
       const texts = paraphrases.map(([a]) => a);
       const before = await embedder.embed(texts);
       // One process: the first call is running on it when it dies, the others wait in the queue.
@@ -120,6 +123,9 @@ describe("a crashed model process", () => {
       const after = (await Promise.all(stream)).map(([v]) => v!);
       after.forEach((v, i) => expect(dot(v, before[i]!)).toBeCloseTo(1, 4));
       expect((await crashing.embed(["still working"]))[0]).toHaveLength(512);
+      const [replacement] = crashing.processIds();
+      expect(replacement).not.toBe(first);
+      expect(getPriority(replacement!)).toBe(Math.min(19, getPriority() + 5));
     } finally {
       await crashing.close();
     }
