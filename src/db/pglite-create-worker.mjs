@@ -6,10 +6,11 @@
 // reused, because loading them costs about a third of the CPU of initdb. `location` "memory://" asks for
 // the template itself (posted back); a directory gets a cluster loaded from it.
 import { randomBytes } from "node:crypto";
-import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { mkdir, rename, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { parentPort, workerData } from "node:worker_threads";
 import { PGlite } from "@electric-sql/pglite";
+import { loadTemplate } from "./pglite-template.mjs";
 
 const { location, templatePath } = workerData;
 
@@ -39,13 +40,6 @@ if (location === "memory://") {
   const bytes = await newTemplate();
   parentPort.postMessage(bytes, [bytes.buffer]);
 } else {
-  const cached = await readFile(templatePath).catch(() => undefined);
-  try {
-    await loadInto(location, cached ?? (await newTemplate()));
-  } catch (err) {
-    if (cached === undefined) throw err;
-    // A template that does not load is replaced; the new one's files overwrite what the failed load wrote.
-    await rm(templatePath, { force: true });
-    await loadInto(location, await newTemplate());
-  }
+  // A second load (of a new template) overwrites what a failed one wrote.
+  await loadTemplate(templatePath, newTemplate, (template) => loadInto(location, template));
 }

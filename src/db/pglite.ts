@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from "node:fs";
-import { mkdir, readFile, rm } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
 import { once } from "node:events";
 import { createRequire } from "node:module";
 import path from "node:path";
@@ -8,6 +8,7 @@ import { PGlite, type PGliteOptions } from "@electric-sql/pglite";
 import { vector } from "@electric-sql/pglite-pgvector";
 import type { Database, Sql } from "./database.js";
 import { vacuumGrownTables } from "./pglite-maintenance.js";
+import { loadTemplate } from "./pglite-template.mjs";
 
 export interface PgliteOptions {
   /** Loads pgvector. */
@@ -77,17 +78,12 @@ const defaultTemplatePath = (() => {
   return path.resolve(packageDir, "../../.cache/agentmem", `pglite-${version}-cluster.tar`);
 })();
 
-async function openInMemory(settings: PGliteOptions, templatePath: string): Promise<PGlite> {
-  const cached = await readFile(templatePath).catch(() => undefined);
-  const template = cached ?? (await newTemplate(templatePath));
-  try {
-    return await PGlite.create("memory://", { ...settings, loadDataDir: new Blob([template]) });
-  } catch (err) {
-    if (cached === undefined) throw err;
-    // A template that does not load is replaced.
-    await rm(templatePath, { force: true });
-    return PGlite.create("memory://", { ...settings, loadDataDir: new Blob([await newTemplate(templatePath)]) });
-  }
+function openInMemory(settings: PGliteOptions, templatePath: string): Promise<PGlite> {
+  return loadTemplate(
+    templatePath,
+    () => newTemplate(templatePath),
+    (template) => PGlite.create("memory://", { ...settings, loadDataDir: new Blob([template]) }),
+  );
 }
 
 async function newTemplate(templatePath: string): Promise<Uint8Array> {
