@@ -441,4 +441,19 @@ describe.each(backends)("contradictions with memories the index does not have ye
     expect(moved.contradictions).toEqual([expect.objectContaining({ conflictsWith: unembedded.ids[0], reason: "different value: Paris → Lisbon", shadowed: true })]);
     expect(await server.app.vectors.count()).toBe(0);
   }, 60_000);
+
+  it("matches by words a job whose vector is of another length (another model's), not by comparing vectors", async () => {
+    // 1,024 numbers whose first 512 are the opposite of the newer memory's vector: compared over the
+    // newer vector's length, the older memory would rank last of the pending ones (more than
+    // CONTRADICTION_CANDIDATES, 8), and not be a candidate.
+    for (let i = 0; i < 10; i++) await create(`Reminder ${i}: water the plants on floor ${i}`);
+    const newerText = "The user lives in Oslo";
+    const [newerVector] = await server.app.model.embed([newerText]);
+    const foreign = new Float32Array(1024);
+    newerVector!.forEach((x, i) => (foreign[i] = -x));
+    const older = await create("The user lives in Rome");
+    await server.app.db.query("update index_outbox set vector = $1 where memory_id = $2", [new Uint8Array(foreign.buffer), older.ids[0]]);
+    const newer = await create(newerText);
+    expect(newer.contradictions).toEqual([expect.objectContaining({ conflictsWith: older.ids[0], reason: "different value: Rome → Oslo", shadowed: true })]);
+  }, 60_000);
 });
