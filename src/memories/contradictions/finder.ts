@@ -59,11 +59,9 @@ const judgeMaxPairs = 20;
  * New memories whose nearest neighbours one index search looks up. LanceDB scans for all the vectors of
  * a search at once, each scan holding its own batches of rows: searches of a whole write (100 vectors)
  * at four writes in flight took the server to over 2 GB at 10k memories, and glibc kept most of it after
- * they ended (see README, Memory). And a search holds LanceDB's threads until all its vectors are done,
- * while recalls' searches wait: with 10 a search, hybrid recall during an API ingest at 10k memories
- * waited twice as long as with 1 or 2 (README, Benchmarks), which cost the ingest about 8%.
+ * they ended (see README, Memory). While recalls search, LanceDB's index splits them further.
  */
-const searchVectors = 2;
+const searchVectors = 10;
 
 // Memories still waiting for the index (the workspace's latest content jobs) are not found by its search
 // yet. Their jobs carry the vectors their writes computed, so the nearest of them are found here by cosine,
