@@ -99,6 +99,17 @@ export const memoryColumns = (alias: string) =>
 const vectorText = (v: Float32Array | null | undefined): string | null => (v ? vectorToBase64(v) : null);
 
 /**
+ * SQL for the memories still waiting for the index: the latest content job (memory_id, version, seq) of
+ * each memory among the workspace's newest `limit` content jobs. `workspace` and `limit` are SQL
+ * expressions (parameter references); bounded, so the cost does not follow a bulk import's backlog.
+ */
+export const latestContentJobs = (workspace: string, limit: string) => `
+  select distinct on (o.memory_id) o.memory_id, o.version, o.seq
+  from (select memory_id, version, seq from index_outbox
+        where workspace_id = ${workspace} and version is not null order by seq desc limit ${limit}) o
+  order by o.memory_id, o.seq desc`;
+
+/**
  * Inserts new memories (version 1), their first versions and their indexing jobs in one statement. Each job
  * carries the memory's vector from the write path, so recall can score it before it is indexed.
  */

@@ -2,6 +2,7 @@ import type { Scope } from "../accounts/container-scope.js";
 import type { Sql } from "../db/database.js";
 import { addMetadataConditions, scopeConditions } from "../memories/memory-list.js";
 import type { MetadataFilter } from "../memories/metadata-filter.js";
+import { latestContentJobs } from "../memories/memory-store.js";
 import { cosine } from "../search/scoring.js";
 import { vectorFromBytes } from "../search/vector/records.js";
 import type { KeywordHit, VectorFilter, VectorHit } from "../search/vector/vector-index.js";
@@ -75,11 +76,7 @@ export function pendingReader(sql: Sql): PendingReader {
     // Vectors (2 KiB each) are read only for the jobs that pass the filters, and only when scored by meaning;
     // term frequencies only for memories that contain a query word.
     const rows = await sql.query<{ id: string; matches: boolean; vector: Uint8Array | null; length: number | null; tf: Record<string, number> | null; corpus: string | null }>(
-      `with recent as materialized (
-         select distinct on (o.memory_id) o.memory_id, o.version, o.seq
-         from (select memory_id, version, seq from index_outbox
-               where workspace_id = ${workspace} and version is not null order by seq desc limit ${limit}) o
-         order by o.memory_id, o.seq desc),
+      `with recent as materialized (${latestContentJobs(workspace, limit)}),
        query as materialized (
          select coalesce(array_agg(lexeme), '{}') as lexemes,
            coalesce(string_agg(quote_literal(lexeme), ' | '), '')::tsquery as q

@@ -4,7 +4,7 @@ import type { Embedder } from "../../embeddings/embedder.js";
 import { cosine } from "../../search/scoring.js";
 import { vectorFromBytes } from "../../search/vector/records.js";
 import type { VectorHit, VectorIndex } from "../../search/vector/vector-index.js";
-import { findActiveMemories } from "../memory-store.js";
+import { findActiveMemories, latestContentJobs } from "../memory-store.js";
 import type { Judge } from "./judge.js";
 import { compareStatements, type Verdict } from "./rules.js";
 import { noStatement, statementOf, type Statement } from "./statement.js";
@@ -73,12 +73,7 @@ const searchVectors = 10;
 const pendingLimit = 200;
 const pendingJobsSql = `
 select r.memory_id as id, m.containers, case when m.version = r.version then o.vector end as vector
-from (
-  select distinct on (memory_id) memory_id, version, seq
-  from (select memory_id, version, seq from index_outbox
-        where workspace_id = $1 and version is not null order by seq desc limit ${pendingLimit}) latest
-  order by memory_id, seq desc
-) r
+from (${latestContentJobs("$1", String(pendingLimit))}) r
 join memories m on m.id = r.memory_id
 join index_outbox o on o.seq = r.seq
 where m.workspace_id = $1 and m.state = 'active'`;
