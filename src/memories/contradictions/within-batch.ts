@@ -8,16 +8,19 @@ export interface Subject {
   statement: Statement;
 }
 
-/** Contradictions between memories of one batch: each later one against every earlier one sharing a container. */
-export function batchContradictions(subjects: readonly Subject[]): Array<{ older: number; newer: number; verdict: Verdict }> {
-  const found: Array<{ older: number; newer: number; verdict: Verdict }> = [];
-  subjects.forEach((newer, j) => {
-    for (let i = 0; i < j; i++) {
-      const older = subjects[i]!;
-      if (!older.containers.some((c) => newer.containers.includes(c))) continue;
-      const verdict = compareStatements(older.statement, newer.statement);
-      if (verdict) found.push({ older: i, newer: j, verdict });
-    }
-  });
+/**
+ * Contradictions between one memory of a batch and every earlier one sharing a container. A batch is
+ * checked a newer memory at a time (each later one against every earlier one), so the caller can let
+ * other work run between them: a batch of 100 is 4,950 pairs.
+ */
+export function contradictionsWithEarlier(subjects: readonly Subject[], newer: number): Array<{ older: number; verdict: Verdict }> {
+  const found: Array<{ older: number; verdict: Verdict }> = [];
+  const subject = subjects[newer]!;
+  for (let i = 0; i < newer; i++) {
+    const older = subjects[i]!;
+    if (!older.containers.some((c) => subject.containers.includes(c))) continue;
+    const verdict = compareStatements(older.statement, subject.statement);
+    if (verdict) found.push({ older: i, verdict });
+  }
   return found;
 }
