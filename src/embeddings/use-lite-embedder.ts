@@ -30,11 +30,13 @@ const processPath = fileURLToPath(new URL("./use-lite-model-process.mjs", import
 const maxChars = 2048;
 // Padded characters per batch. A query waits for the batch its process is running: during an API
 // ingest with recalls, batches of 4,096 (about 37 sentences) kept recall's embedding waiting about 100 ms
-// longer than 1,024. Bulk embedding runs faster in big batches (one process, two threads, sentences of
-// about 110 characters: 395-427/s at 4,096, 363-386/s at 1,024). So batches stay small while
-// single-text calls (recall queries, single writes) keep coming, and a bulk load alone gets big ones. A
-// model process's memory keeps the high-water mark of its largest batch either way.
-const batchChars = { interactive: 1024, bulk: 4096 };
+// longer than 1,024, and 512 (about 4) took recall's p50 from 66-80 ms to 51-56 against 1,024 at about
+// the same ingest rate (3,000 to 5,000 memories, three runs each). Bulk embedding runs faster in big
+// batches (one process, two threads, sentences of about 110 characters: 395-427/s at 4,096, 363-386/s at
+// 1,024). So batches stay small while single-text calls (recall queries, single writes) keep coming, and
+// a bulk load alone gets big ones. A model process's memory keeps the high-water mark of its largest
+// batch either way.
+const batchChars = { interactive: 512, bulk: 4096 };
 /** How long after a single-text call batches stay small. */
 const interactiveMs = 1000;
 
