@@ -2,14 +2,8 @@ import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newId } from "../../src/ids.js";
 import { createContradictionFinder } from "../../src/memories/contradictions/finder.js";
+import { constantEmbedder } from "../support/constant-embedder.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
-
-/** Same vector for every text: the rules decide here, not similarity. */
-const constantEmbedder = {
-  info: { provider: "use-lite" as const, model: "test", dimensions: 512 },
-  embed: async (texts: readonly string[]) => texts.map(() => new Float32Array(512).fill(1 / Math.sqrt(512))),
-  close: async () => undefined,
-};
 
 describe("contradiction finder", () => {
   let server: TestServer;

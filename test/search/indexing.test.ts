@@ -13,14 +13,8 @@ import { createSkillIndexer } from "../../src/search/skills/skill-indexer.js";
 import type { VectorIndex } from "../../src/search/vector/vector-index.js";
 import { spawnServer } from "../support/child-server.js";
 import { adminKey, rest, startTestServer, type TestServer } from "../support/test-server.js";
+import { constantEmbedder } from "../support/constant-embedder.js";
 import { indexedIds } from "../support/indexed-ids.js";
-
-/** Same vector for every text: these tests are about what reaches the index, not about similarity. */
-const constantEmbedder = {
-  info: { provider: "use-lite" as const, model: "test", dimensions: 512 },
-  embed: async (texts: readonly string[]) => texts.map(() => new Float32Array(512).fill(1 / Math.sqrt(512))),
-  close: async () => undefined,
-};
 
 const outboxSize = async (server: TestServer) =>
   (await server.app.db.query<{ n: number }>("select count(*)::int as n from index_outbox"))[0]!.n;
