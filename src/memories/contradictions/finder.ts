@@ -193,8 +193,9 @@ export function createContradictionFinder(opts: FinderOptions): ContradictionFin
     });
   }
 
-  // A write of 100 memories parses about 900 statements and compares about 5,700 pairs: 100 ms of CPU on
-  // the event loop, which held recalls during a bulk ingest for up to 300 ms at a time. Done in slices.
+  // A write of 100 memories parses about 900 statements and compares about 5,700 pairs, about 100 ms of
+  // CPU: in one go, the event loop went up to 196-229 ms without turning during an API ingest with
+  // recalls; in slices, 59-97 ms.
   return async (workspaceId, memories) => {
     if (memories.length === 0) return [];
     const slices = eventLoopSlices(opts.sliceMs);
