@@ -36,9 +36,30 @@ const maxChars = 2048;
 // 1,024). So batches stay small while single-text calls (recall queries, single writes) keep coming, and
 // a bulk load alone gets big ones. A model process's memory keeps the high-water mark of its largest
 // batch either way.
-const batchChars = { interactive: 512, bulk: 4096 };
+export const batchChars = { interactive: 512, bulk: 4096 };
 /** How long after a single-text call batches stay small. */
 const interactiveMs = 1000;
+
+/**
+ * Splits texts into batches of their indexes: similar lengths together (every text in a batch is padded
+ * to the longest), at most `maxTexts` and `paddedChars` padded characters each, which also bounds how long
+ * a query can wait behind a batch. A text longer than `paddedChars` goes alone.
+ */
+export function batchesByLength(texts: readonly string[], maxTexts: number, paddedChars: number): number[][] {
+  const order = texts.map((_, i) => i).sort((a, b) => texts[a]!.length - texts[b]!.length);
+  const batches: number[][] = [];
+  let current: number[] = [];
+  for (const i of order) {
+    const full = current.length === maxTexts || (current.length + 1) * texts[i]!.length > paddedChars;
+    if (full && current.length > 0) {
+      batches.push(current);
+      current = [];
+    }
+    current.push(i);
+  }
+  if (current.length > 0) batches.push(current);
+  return batches;
+}
 
 /** One model-owning child process running one job at a time; it keeps the parent alive only while busy. */
 class ModelProcess {
@@ -259,27 +280,11 @@ export class UseLiteEmbedder implements Embedder {
     return out;
   }
 
-  /**
-   * Splits a call into batches of text indexes: similar lengths together (every text in a batch is
-   * padded to the longest), enough batches for every process to help, and at most batchChars padded
-   * characters each, which also bounds how long a query can wait behind a batch.
-   */
+  /** Batches of a call: small while single-text calls keep coming, enough for every process to help. */
   private batches(texts: string[]): number[][] {
-    const order = texts.map((_, i) => i).sort((a, b) => texts[a]!.length - texts[b]!.length);
-    const limit = Math.min(this.options.batchSize, Math.ceil(order.length / this.pool.length));
-    const paddedChars = performance.now() - this.lastSingleTextCall < interactiveMs ? batchChars.interactive : batchChars.bulk;
-    const batches: number[][] = [];
-    let current: number[] = [];
-    for (const i of order) {
-      const full = current.length === limit || (current.length + 1) * texts[i]!.length > paddedChars;
-      if (full && current.length > 0) {
-        batches.push(current);
-        current = [];
-      }
-      current.push(i);
-    }
-    if (current.length > 0) batches.push(current);
-    return batches;
+    const interactive = performance.now() - this.lastSingleTextCall < interactiveMs;
+    const maxTexts = Math.min(this.options.batchSize, Math.ceil(texts.length / this.pool.length));
+    return batchesByLength(texts, maxTexts, interactive ? batchChars.interactive : batchChars.bulk);
   }
 
   async close(): Promise<void> {
