@@ -7,7 +7,7 @@ import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startApp } from "../../src/app.js";
 import { loadConfig } from "../../src/config.js";
-import { createIndexer } from "../../src/search/indexer.js";
+import { createIndexer, defaultIndexerOptions } from "../../src/search/indexer.js";
 import { openLanceSkillIndex } from "../../src/search/skills/lancedb-skill-index.js";
 import { createSkillIndexer } from "../../src/search/skills/skill-indexer.js";
 import type { VectorIndex } from "../../src/search/vector/vector-index.js";
@@ -66,6 +66,52 @@ describe("indexing follows Postgres through the outbox", () => {
     const [hit] = await server.app.vectors.search(query!, { workspaceId: (await server.app.db.query<{ workspace_id: string }>("select workspace_id from memories where id = $1", [created.body.ids[0]]))[0]!.workspace_id }, 1);
     expect(hit).toMatchObject({ id: created.body.ids[0] });
     expect(hit!.similarity).toBeCloseTo(1, 4);
+  });
+});
+
+describe("planner statistics", () => {
+  it("are refreshed at the first fold, then at a fold once a tenth of the table has been written since", async () => {
+    // Without contradictions, each write is one job: no memory is shadowed and indexed again.
+    const server = await startTestServer("pglite", { CONTRADICTIONS_ENABLED: "false" });
+    try {
+      await server.app.indexer.stop();
+      const agent = rest(server.url, await server.createKey("acme", "agent-1"));
+      let folds = 0;
+      const analysedAtFold: number[] = [];
+      const db = Object.create(server.app.db) as typeof server.app.db;
+      db.query = ((...args: Parameters<typeof db.query>) => {
+        if (args[0] === "analyze memories") analysedAtFold.push(folds);
+        return server.app.db.query(...args);
+      }) as typeof db.query;
+      const vectors: VectorIndex = {
+        ...server.app.vectors,
+        optimize: () => {
+          folds++;
+          return server.app.vectors.optimize();
+        },
+      };
+      // A fold after every 10 writes, whatever the table's size.
+      const indexer = createIndexer(db, vectors, constantEmbedder, pino({ level: "silent" }), { ...defaultIndexerOptions, optimizeEvery: 10, optimizeEveryFraction: 0 });
+      let written = 0;
+      const write = async (n: number) => {
+        for (let from = 0; from < n; from += 100) {
+          const memories = Array.from({ length: Math.min(100, n - from) }, (_, i) => ({ content: `Build agent ${written + from + i} runs in rack ${(written + from + i) % 7}`, type: "fact" }));
+          expect((await agent("POST", "/api/v1/agent/memories", { memories })).status).toBe(200);
+        }
+        written += n;
+        expect(await indexer.drain()).toBe(n);
+        await indexer.settled();
+      };
+      await write(200);
+      await write(10);
+      await write(10);
+      await write(20);
+      expect(folds).toBe(4);
+      // 200 rows analysed at the first fold; 10 writes are under a tenth of them, 20 are not; then 20 of 220.
+      expect(analysedAtFold).toEqual([1, 3]);
+    } finally {
+      await server.close();
+    }
   });
 });
 
