@@ -1,7 +1,8 @@
 import type { Scope } from "../accounts/container-scope.js";
 import type { Database, Sql } from "../db/database.js";
+import { jsonRows } from "../db/json-rows.js";
 import type { ListCursor, ListQuery } from "./list-rules.js";
-import { memoryColumns, recordOf, type MemoryRecord, type MemoryRow } from "./memory-store.js";
+import { memoryColumns, recordOfJson, type MemoryRecord, type MemoryRow } from "./memory-store.js";
 import type { MetadataFilter } from "./metadata-filter.js";
 
 /** Builds a WHERE clause from the conditions actually present, so each query is planned for what it filters on. */
@@ -87,7 +88,7 @@ export async function listMemories(db: Database, scope: Scope, q: ListQuery): Pr
   const pageSql = `select ${memoryColumns("m")}, ((extract(epoch from m.created_at) * 1000000)::bigint)::text as created_micros
      from memories m where ${c.where}
      order by m.created_at desc, m.id desc limit ${last}`;
-  const page = (sql: Sql) => sql.query<MemoryRow & { created_micros: string }>(pageSql, [...c.params, q.pageSize + 1]);
+  const page = (sql: Sql) => jsonRows<MemoryRow & { created_micros: string }>(sql, pageSql, [...c.params, q.pageSize + 1], "r.created_at desc, r.id desc");
   const fromGin = q.metadata
     ? await withBitmapScans(db, async (tx) => {
         const [{ n }] = (await tx.query<{ n: number }>(`select count(*)::int as n from (select 1 from memories m where ${c.where} limit ${last}) s`, [
@@ -101,7 +102,7 @@ export async function listMemories(db: Database, scope: Scope, q: ListQuery): Pr
   const shown = rows.slice(0, q.pageSize);
   const end = shown.at(-1);
   return {
-    memories: shown.map(recordOf),
+    memories: shown.map(recordOfJson),
     next: rows.length > q.pageSize && end ? { createdAtMicros: end.created_micros, id: end.id } : null,
   };
 }

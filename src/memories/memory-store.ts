@@ -1,7 +1,7 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { Scope } from "../accounts/container-scope.js";
 import type { Sql } from "../db/database.js";
-import type { JsonRow } from "../db/json-rows.js";
+import { jsonRows, type JsonRow } from "../db/json-rows.js";
 import { vectorToBase64 } from "../search/vector/records.js";
 import { contentHash } from "./content-hash.js";
 import type { MemoryDraft } from "./memory-rules.js";
@@ -318,11 +318,12 @@ export async function lockContentHashes(sql: Sql, workspaceId: string, hashes: r
 /** The active memories of a workspace among these ids. */
 export async function findActiveMemories(sql: Sql, workspaceId: string, ids: readonly string[]): Promise<MemoryRecord[]> {
   if (ids.length === 0) return [];
-  const rows = await sql.query<MemoryRow>(
+  const rows = await jsonRows<MemoryRow>(
+    sql,
     `select ${memoryColumns("m")} from memories m where m.id = any($1::text[]) and m.workspace_id = $2 and m.state = 'active'`,
     [ids, workspaceId],
   );
-  return rows.map(recordOf);
+  return rows.map(recordOfJson);
 }
 
 /** A memory another one replaced. */
@@ -347,15 +348,16 @@ export async function findSuperseded(sql: Sql, scope: Scope, byIds: readonly str
 
 /** The current rows of these memories, whoever owns them: for internal work such as indexing. */
 export async function loadMemories(sql: Sql, ids: readonly string[]): Promise<MemoryRecord[]> {
-  const rows = await sql.query<MemoryRow>(`select ${memoryColumns("m")} from memories m where m.id = any($1::text[])`, [ids]);
-  return rows.map(recordOf);
+  const rows = await jsonRows<MemoryRow>(sql, `select ${memoryColumns("m")} from memories m where m.id = any($1::text[])`, [ids]);
+  return rows.map(recordOfJson);
 }
 
 /** The current rows of these memories that the scope may see, in no particular order. */
 export async function findMemories(sql: Sql, scope: Scope, ids: readonly string[]): Promise<MemoryRecord[]> {
-  const rows = await sql.query<MemoryRow>(
-    `select ${memoryColumns("m")} from memories m where m.id = any($1::text[]) and ${visible("m")}`,
-    [ids, scope.workspaceId, scope.container],
-  );
-  return rows.map(recordOf);
+  const rows = await jsonRows<MemoryRow>(sql, `select ${memoryColumns("m")} from memories m where m.id = any($1::text[]) and ${visible("m")}`, [
+    ids,
+    scope.workspaceId,
+    scope.container,
+  ]);
+  return rows.map(recordOfJson);
 }
