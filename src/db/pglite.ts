@@ -33,9 +33,15 @@ const pgliteStartParams = [
   "-c", "max_parallel_maintenance_workers=0",
 ];
 
+// PGlite's own bytea parser builds the bytes with a parseInt per hex pair: reading 256 indexing jobs'
+// vectors (2 KiB each) took 45 ms of the event loop, 3.8 ms decoded by Buffer (as pg does).
+const byteaOid = 17;
+const parseBytea = (hex: string): Uint8Array => Buffer.from(hex.slice(2), "hex");
+
 /** Embedded PostgreSQL in dataDir/pg, or in memory for "memory://". */
 export async function openPglite(dataDir: string, options: PgliteOptions = {}): Promise<Database> {
   const settings: PGliteOptions = {
+    parsers: { [byteaOid]: parseBytea },
     ...(options.vector ? { extensions: { vector } } : {}),
     ...(options.sharedBuffersBytes === undefined
       ? {}

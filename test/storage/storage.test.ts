@@ -39,6 +39,26 @@ describe("storage", () => {
     await db.close();
   });
 
+  it.each(["pglite", "postgres"] as const)("reads bytea back byte for byte, as a Buffer on both backends (%s)", async (backend) => {
+    const server = backend === "postgres" ? await freshPostgresDatabase() : undefined;
+    const db = await openDatabase({ databaseUrl: server?.url, dataDir: "memory://", poolSize: 1 });
+    try {
+      // The size of a 512-d vector as an indexing job stores it, every byte value, and nothing.
+      const bytes = Buffer.from(Array.from({ length: 2048 }, (_, i) => (i * 37) % 256));
+      const [row] = await db.query<{ vector: Uint8Array; empty: Uint8Array; none: Uint8Array | null }>(
+        "select decode($1, 'base64') as vector, decode('', 'hex') as empty, null::bytea as none",
+        [bytes.toString("base64")],
+      );
+      expect(Buffer.isBuffer(row!.vector)).toBe(true);
+      expect(Buffer.compare(row!.vector, bytes)).toBe(0);
+      expect(Buffer.isBuffer(row!.empty) && row!.empty.length).toBe(0);
+      expect(row!.none).toBeNull();
+    } finally {
+      await db.close();
+      await server?.drop();
+    }
+  });
+
   it("plans PGlite queries on the data it holds: grown tables are vacuumed and analysed", async () => {
     const db = await openDatabase({ dataDir: "memory://", poolSize: 1 });
     try {
