@@ -293,6 +293,11 @@ join memories m on m.workspace_id = $2 and m.content_hash = p.content_hash and m
   and m.type = p.type and (m.containers || '{}') @> p.containers and (m.containers || '{}') <@ p.containers
 order by p.probe, m.id`;
 
+/** The memories (alias m) matching `where`, read as one JSON document: many rows cost PGlite far less that way (json-rows.ts). */
+async function memoriesWhere(sql: Sql, where: string, params: readonly unknown[]): Promise<MemoryRecord[]> {
+  return (await jsonRows<MemoryRow>(sql, `select ${memoryColumns("m")} from memories m where ${where}`, params)).map(recordOfJson);
+}
+
 /** For each probe, an active memory of the workspace it duplicates (by the content-hash index), in probe order. */
 export async function findDuplicates(sql: Sql, workspaceId: string, probes: readonly DuplicateProbe[]): Promise<Array<MemoryRecord | undefined>> {
   if (probes.length === 0) return [];
@@ -318,12 +323,7 @@ export async function lockContentHashes(sql: Sql, workspaceId: string, hashes: r
 /** The active memories of a workspace among these ids. */
 export async function findActiveMemories(sql: Sql, workspaceId: string, ids: readonly string[]): Promise<MemoryRecord[]> {
   if (ids.length === 0) return [];
-  const rows = await jsonRows<MemoryRow>(
-    sql,
-    `select ${memoryColumns("m")} from memories m where m.id = any($1::text[]) and m.workspace_id = $2 and m.state = 'active'`,
-    [ids, workspaceId],
-  );
-  return rows.map(recordOfJson);
+  return memoriesWhere(sql, "m.id = any($1::text[]) and m.workspace_id = $2 and m.state = 'active'", [ids, workspaceId]);
 }
 
 /** A memory another one replaced. */
@@ -347,17 +347,11 @@ export async function findSuperseded(sql: Sql, scope: Scope, byIds: readonly str
 }
 
 /** The current rows of these memories, whoever owns them: for internal work such as indexing. */
-export async function loadMemories(sql: Sql, ids: readonly string[]): Promise<MemoryRecord[]> {
-  const rows = await jsonRows<MemoryRow>(sql, `select ${memoryColumns("m")} from memories m where m.id = any($1::text[])`, [ids]);
-  return rows.map(recordOfJson);
+export function loadMemories(sql: Sql, ids: readonly string[]): Promise<MemoryRecord[]> {
+  return memoriesWhere(sql, "m.id = any($1::text[])", [ids]);
 }
 
 /** The current rows of these memories that the scope may see, in no particular order. */
-export async function findMemories(sql: Sql, scope: Scope, ids: readonly string[]): Promise<MemoryRecord[]> {
-  const rows = await jsonRows<MemoryRow>(sql, `select ${memoryColumns("m")} from memories m where m.id = any($1::text[]) and ${visible("m")}`, [
-    ids,
-    scope.workspaceId,
-    scope.container,
-  ]);
-  return rows.map(recordOfJson);
+export function findMemories(sql: Sql, scope: Scope, ids: readonly string[]): Promise<MemoryRecord[]> {
+  return memoriesWhere(sql, `m.id = any($1::text[]) and ${visible("m")}`, [ids, scope.workspaceId, scope.container]);
 }

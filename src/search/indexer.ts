@@ -115,8 +115,9 @@ export function createIndexer(
     if (batch.gone.length > 0) await vectors.delete(batch.gone);
     if (opts.keepIndexedMs > 0) await db.query("update index_outbox set indexed_at = now() where seq = any($1::bigint[])", [batch.seqs]);
     else await db.query("delete from index_outbox where seq = any($1::bigint[])", [batch.seqs]);
-    writesSinceOptimize += batch.records.length + batch.gone.length;
-    writesSinceAnalyse += batch.records.length + batch.gone.length;
+    const written = batch.records.length + batch.gone.length;
+    writesSinceOptimize += written;
+    writesSinceAnalyse += written;
     if (writesSinceOptimize >= optimizeAfter) optimizeInBackground();
     return batch.seqs.length;
   }
