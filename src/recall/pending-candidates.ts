@@ -156,10 +156,9 @@ export function withPending(
   }
   const keyword = indexed.keyword.filter((h) => !stale.has(h.id));
   const bm25 = pendingBm25(pending);
-  const none = new Float32Array(queryVector?.length ?? 0);
   for (const r of matching) {
     const score = bm25.get(r.id);
-    if (score !== undefined) keyword.push({ id: r.id, bm25: score, vector: r.vector && r.vector.length === none.length ? r.vector : none });
+    if (score !== undefined) keyword.push({ id: r.id, bm25: score, vector: r.vector && r.vector.length === queryVector?.length ? r.vector : null });
   }
   return {
     semantic: semantic.sort((x, y) => y.similarity - x.similarity).slice(0, k),

@@ -146,7 +146,7 @@ export async function runRecall(deps: RecallEngineDeps, q: RecallQuery, access: 
   const pendingRead = deps.readPending(access, { filter, metadata: q.metadata, keywordQuery: q.mode === "semantic" ? null : q.query, vectors: q.mode !== "keyword" });
   const [indexedSemantic, indexedKeyword, vector, pending] = await Promise.all([
     queryVector ? Promise.all([queryVector, pendingRead]).then(([v]) => deps.vectors.search(v, filter, pool)) : ([] as VectorHit[]),
-    q.mode === "semantic" ? ([] as KeywordHit[]) : pendingRead.then(() => deps.vectors.keywordSearch(q.query, filter, pool)),
+    q.mode === "semantic" ? ([] as KeywordHit[]) : pendingRead.then(() => deps.vectors.keywordSearch(q.query, filter, pool, queryVector !== undefined)),
     queryVector,
     pendingRead,
   ]);
@@ -161,7 +161,7 @@ export async function runRecall(deps: RecallEngineDeps, q: RecallQuery, access: 
   for (const h of keywordHits) {
     if (cosineById.has(h.id)) continue;
     ids.push(h.id);
-    if (vector) cosineById.set(h.id, cosine(vector, h.vector));
+    if (vector && h.vector) cosineById.set(h.id, cosine(vector, h.vector));
   }
   // The words each candidate matched are shown only in receipts.
   const keywordQuery = q.mode === "semantic" || !q.includeReceipt ? null : q.query;

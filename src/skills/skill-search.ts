@@ -79,7 +79,7 @@ export async function rankSkillCandidates<T extends { id: string }>(
     embedMs = performance.now() - t;
     return { vector, hits: await deps.index.search(vector, q.filter, pool) };
   })();
-  const keyword = q.mode === "semantic" ? Promise.resolve([]) : deps.index.keywordSearch(q.query, q.filter, pool);
+  const keyword = q.mode === "semantic" ? Promise.resolve([]) : deps.index.keywordSearch(q.query, q.filter, pool, q.mode !== "keyword");
   const [{ vector, hits }, keywordHits] = await Promise.all([semantic, keyword]);
 
   const cosines = new Map(hits.map((h) => [h.id, h.similarity]));
@@ -88,7 +88,7 @@ export async function rankSkillCandidates<T extends { id: string }>(
   for (const h of keywordHits) {
     bestBm25 = Math.max(bestBm25, h.bm25);
     bm25.set(h.id, h.bm25);
-    if (vector && !cosines.has(h.id)) cosines.set(h.id, cosine(vector, h.vector));
+    if (vector && h.vector && !cosines.has(h.id)) cosines.set(h.id, cosine(vector, h.vector));
   }
   const ranked = [...new Set([...cosines.keys(), ...bm25.keys()])]
     .map((id) => ({ id, score: skillRelevance(q.mode, cosines.get(id) ?? 0, bm25.get(id) ?? 0, bestBm25) }))

@@ -19,6 +19,32 @@ const corpus = [
   { content: "The staging cluster uses Kubernetes 1.29", type: "fact", tags: ["ops"] },
 ];
 
+/**
+ * A hybrid recall scores a keyword-only hit (one the semantic search's pool of 40 missed) by its cosine
+ * with the query, from the vector its keyword search returned: the same similarity a semantic recall
+ * reports for it. Forty-five notes about editor themes crowd the ticket out of the semantic pool.
+ */
+async function keywordOnlyHitKeepsItsCosine(server: TestServer) {
+  const agent = rest(server.url, await server.createKey("themes", "notes"));
+  const ticket = "Accounting filed ticket ZX-4711 about the quarterly invoices";
+  const looks = ["dark", "light", "muted", "pastel", "solarized", "warm", "cool", "minimal", "bright"];
+  const tools = ["code", "terminal", "notebook", "browser", "markdown"];
+  const notes = looks.flatMap((look) => tools.map((tool) => ({ content: `The user prefers ${look} themes in the ${tool} editor`, type: "preference" })));
+  const created = await agent("POST", "/api/v1/agent/memories", { memories: [...notes, { content: ticket, type: "fact" }] });
+  expect(created.status).toBe(200);
+  await server.app.indexer.drain();
+  const query = "What look does the user like when editing ZX-4711";
+  const semantic = await agent("POST", "/api/v1/agent/recall", { query, searchMode: "semantic", limit: 46 });
+  const similarity = semantic.body.memories.find((m: { content: string }) => m.content === ticket).similarity;
+  // Outside the 40 a hybrid recall of 10 takes from the semantic search.
+  expect(semantic.body.memories.findIndex((m: { content: string }) => m.content === ticket)).toBeGreaterThanOrEqual(40);
+  const hybrid = await agent("POST", "/api/v1/agent/recall", { query, searchMode: "hybrid", limit: 10, threshold: 0 });
+  const hit = hybrid.body.memories.find((m: { content: string }) => m.content === ticket);
+  expect(hit.why.matchedVia).toBe("keyword");
+  expect(hit.why.cosine).not.toBe(0);
+  expect(hit.why.cosine).toBeCloseTo(similarity, 4);
+}
+
 describe.each(backends)("recall (%s)", (backend) => {
   let server: TestServer;
   let agent: Rest;
@@ -54,6 +80,8 @@ describe.each(backends)("recall (%s)", (backend) => {
     expect(body.memories[0].why.bm25).toBeGreaterThan(0);
     expect(body.receipt.searchMode).toBe("keyword");
   });
+
+  it("scores a keyword-only hit of a hybrid recall by its cosine", () => keywordOnlyHitKeepsItsCosine(server));
 
   it("lets a keyword-only hit win in hybrid mode", async () => {
     const body = await recall({ query: "ZX-4711", limit: 3 });
@@ -332,4 +360,6 @@ describe("recall with VECTOR_BACKEND=pgvector (PGlite with the vector extension)
     const keyword = await agent("POST", "/api/v1/agent/recall", { query: "Kubernetes", searchMode: "keyword" });
     expect(keyword.body.memories[0].content).toBe(corpus[7]!.content);
   });
+
+  it("scores a keyword-only hit of a hybrid recall by its cosine", () => keywordOnlyHitKeepsItsCosine(server));
 });

@@ -39,7 +39,7 @@ async function searchedSessionBytes(session: Session): Promise<number> {
     await index.optimize();
     for (let q = 0; q < 40; q++) {
       await index.search(hashVector(text(q * 31), dims), { workspaceId: "ws_a" }, 10);
-      await index.keywordSearch(words[q % 12]!, { workspaceId: "ws_a" }, 10);
+      await index.keywordSearch(words[q % 12]!, { workspaceId: "ws_a" }, 10, false);
     }
     return Number(session.sizeBytes());
   } finally {

@@ -42,7 +42,7 @@ describe("a LanceDB skills table from before the marketplace", () => {
     const index = await openLanceSkillIndex({ uri: dir, dimensions });
     try {
       expect(await index.search(Float32Array.from([1, 0, 0, 0]), { workspaceId: "ws" }, 5)).toEqual([{ id: "skl_old", similarity: 1 }]);
-      expect((await index.keywordSearch("invoice", { workspaceId: "ws" }, 5)).map((h) => h.id)).toEqual(["skl_old"]);
+      expect((await index.keywordSearch("invoice", { workspaceId: "ws" }, 5, false)).map((h) => h.id)).toEqual(["skl_old"]);
       expect(await index.search(Float32Array.from([1, 0, 0, 0]), { marketplace: true }, 5)).toEqual([]);
     } finally {
       await index.close();

@@ -300,7 +300,7 @@ describe.each([lancedb, pgvector])("vector index ($name)", (backend) => {
     expect((await index.search(records[0]!.vector, p, 6)).map((h) => h.id).sort()).toEqual(records.slice(0, 3).map((r) => r.id));
     // pgvector's keyword search reads the memories table, which this bare database lacks.
     if (backend.name === "lancedb") {
-      expect((await index.keywordSearch("billing", p, 6)).map((h) => h.id).sort()).toEqual(records.slice(0, 3).map((r) => r.id));
+      expect((await index.keywordSearch("billing", p, 6, false)).map((h) => h.id).sort()).toEqual(records.slice(0, 3).map((r) => r.id));
     }
     expect(await index.search(records[0]!.vector, { workspaceId: "ws_a", metadataTerms: ["lost"] }, 6)).toEqual([]);
     // Vectors and every other column are as they were.
@@ -461,7 +461,7 @@ describe("LanceDB keyword search", () => {
     await index.upsert(records);
     await index.optimize();
 
-    const hits = await index.keywordSearch("Deploys failing on Kubernetes", { workspaceId: "ws_a", containers: ["even"] }, 20);
+    const hits = await index.keywordSearch("Deploys failing on Kubernetes", { workspaceId: "ws_a", containers: ["even"] }, 20, true);
     expect(hits).toHaveLength(20);
     const byId = new Map(records.map((r) => [r.id, r]));
     for (const h of hits) {
@@ -471,16 +471,35 @@ describe("LanceDB keyword search", () => {
       // Stemmed: "deploys failing" matches "deploy failed".
       expect(r.content).toMatch(/kubernetes deploy failed/);
       expect(h.bm25).toBeGreaterThan(0);
-      expect(cosine(h.vector, r.vector)).toBeCloseTo(1, 5);
+      expect(cosine(h.vector!, r.vector)).toBeCloseTo(1, 5);
     }
     expect(hits.map((h) => h.bm25)).toEqual([...hits.map((h) => h.bm25)].sort((a, b) => b - a));
+    // Asked without vectors: the same hits and scores, no vectors read.
+    const bare = await index.keywordSearch("Deploys failing on Kubernetes", { workspaceId: "ws_a", containers: ["even"] }, 20, false);
+    expect(bare).toEqual(hits.map((h) => ({ ...h, vector: null })));
 
     const late = record(rand, 1000, { content: "a zebra crossing on the moon", containers: ["even"] });
     await index.upsert([late]);
-    expect((await index.keywordSearch("zebra", { workspaceId: "ws_a" }, 5)).map((h) => h.id)).toEqual([late.id]);
-    expect(await index.keywordSearch("zebra", { workspaceId: "ws_a", containers: ["odd"] }, 5)).toEqual([]);
+    expect((await index.keywordSearch("zebra", { workspaceId: "ws_a" }, 5, false)).map((h) => h.id)).toEqual([late.id]);
+    expect(await index.keywordSearch("zebra", { workspaceId: "ws_a", containers: ["odd"] }, 5, false)).toEqual([]);
     await index.delete([late.id]);
-    expect(await index.keywordSearch("zebra", { workspaceId: "ws_a" }, 5)).toEqual([]);
+    expect(await index.keywordSearch("zebra", { workspaceId: "ws_a" }, 5, false)).toEqual([]);
+  });
+
+  it("ranks the best match first before the first optimize, when more rows match than asked for", async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), "agentmem-lance-fts-"));
+    index = await openLanceIndex({ uri: dir, dimensions: dims });
+    const rand = prng(4);
+    // Written last, so a scan cut at the limit before ranking never reaches it.
+    const notes = Array.from({ length: 30 }, (_, i) => record(rand, i, { content: `the editor theme of project ${i}` }));
+    const ticket = record(rand, 30, { content: "ticket ZX-4711 about the editor" });
+    await index.upsert([...notes, ticket]);
+    const hits = await index.keywordSearch("editor ZX-4711", { workspaceId: "ws_a" }, 10, false);
+    expect(hits).toHaveLength(10);
+    expect(hits[0]!.id).toBe(ticket.id);
+    expect(hits.map((h) => h.bm25)).toEqual([...hits.map((h) => h.bm25)].sort((a, b) => b - a));
+    await index.optimize();
+    expect((await index.keywordSearch("editor ZX-4711", { workspaceId: "ws_a" }, 10, false))[0]!.id).toBe(ticket.id);
   });
 
   it("replaces a full-text index built with an earlier analyser, after which stop words no longer score", async () => {
@@ -495,8 +514,8 @@ describe("LanceDB keyword search", () => {
     earlier.close();
 
     index = await openLanceIndex({ uri: dir, dimensions: dims });
-    expect(await index.keywordSearch("does", { workspaceId: "ws_a" }, 5)).toEqual([]);
-    expect(await index.keywordSearch("where does the user live", { workspaceId: "ws_a" }, 5)).toHaveLength(1);
+    expect(await index.keywordSearch("does", { workspaceId: "ws_a" }, 5, false)).toEqual([]);
+    expect(await index.keywordSearch("where does the user live", { workspaceId: "ws_a" }, 5, false)).toHaveLength(1);
     const reopened = await connect(dir);
     const indices = await (await reopened.openTable(`memories_v2_${dims}`)).listIndices();
     expect(indices.filter((i) => i.indexType === "FTS").map((i) => i.name)).toEqual(["content_fts_a2"]);
@@ -508,12 +527,12 @@ describe("LanceDB keyword search", () => {
     index = await openLanceIndex({ uri: dir, dimensions: dims });
     await index.upsert([record(prng(1), 1, { content: "error ZX-4711 in payments" })]);
     for (const q of ["the of and", "", '"unbalanced (quote: AND -x OR', "*?~^"]) {
-      expect(await index.keywordSearch(q, { workspaceId: "ws_a" }, 5)).toEqual([]);
+      expect(await index.keywordSearch(q, { workspaceId: "ws_a" }, 5, false)).toEqual([]);
     }
-    expect(await index.keywordSearch("zx-4711", { workspaceId: "ws_a" }, 5)).toHaveLength(1);
+    expect(await index.keywordSearch("zx-4711", { workspaceId: "ws_a" }, 5, false)).toHaveLength(1);
     // Quoted words are words, not a phrase query (which an index without positions refuses).
-    expect(await index.keywordSearch('"payments"', { workspaceId: "ws_a" }, 5)).toHaveLength(1);
-    expect(await index.keywordSearch('"a" "b"', { workspaceId: "ws_a" }, 5)).toEqual([]);
+    expect(await index.keywordSearch('"payments"', { workspaceId: "ws_a" }, 5, false)).toHaveLength(1);
+    expect(await index.keywordSearch('"a" "b"', { workspaceId: "ws_a" }, 5, false)).toEqual([]);
   });
 });
 
@@ -670,7 +689,7 @@ describe("close() with searches in flight", () => {
       const query = unitVector(rand);
       // k above the row count: each search runs a second, exhaustive scan after the first one returns.
       const searches = Array.from({ length: 8 }, () => index.search(query, { workspaceId: "ws_a" }, 1000).then((h) => h.length, String));
-      const keyword = index.keywordSearch("memory", { workspaceId: "ws_a" }, 10).then(() => "ok", String);
+      const keyword = index.keywordSearch("memory", { workspaceId: "ws_a" }, 10, false).then(() => "ok", String);
       await index.close();
       expect(await Promise.all(searches)).toEqual(Array.from({ length: 8 }, () => 300));
       expect(await keyword).toBe("ok");

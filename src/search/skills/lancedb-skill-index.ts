@@ -5,7 +5,7 @@ import { eachLanceIdPage, lanceHolding } from "../vector/lance-ids.js";
 import { checkDimensions } from "../vector/records.js";
 import { serialQueue } from "../vector/serial.js";
 import { connectLance, type LanceConnectionOptions } from "../vector/lance-session.js";
-import { annSearch, bm25Search, defaultAnnPolicy, ensureAnnIndex, ensureFullTextIndex, nearestThenExact, versionRetentionMs } from "../vector/lancedb-index.js";
+import { annSearch, bm25Searcher, defaultAnnPolicy, ensureAnnIndex, ensureFullTextIndex, nearestThenExact, versionRetentionMs } from "../vector/lancedb-index.js";
 import type { VectorHit } from "../vector/vector-index.js";
 import { retryConflicts } from "../vector/lance-retry.js";
 import { skillFilterMatchesNothing, type SkillVectorFilter, type SkillVectorIndex, type SkillVectorRecord } from "./skill-vector-index.js";
@@ -100,6 +100,7 @@ export async function openLanceSkillIndex(options: LanceConnectionOptions & { di
   await addMarketplaceColumn(table);
   // BM25 over keywordText; rows written since the last optimize() are scanned.
   await ensureFullTextIndex(table, "text");
+  const bm25 = bm25Searcher(table, "text");
   const write = serialQueue();
   const ann = await annSearch(table);
 
@@ -137,9 +138,9 @@ export async function openLanceSkillIndex(options: LanceConnectionOptions & { di
       return hits!;
     },
 
-    async keywordSearch(query, filter, k) {
+    async keywordSearch(query, filter, k, withVectors) {
       if (k <= 0 || skillFilterMatchesNothing(filter)) return [];
-      return bm25Search(table, "text", query, skillLanceFilter(filter), k);
+      return bm25(query, skillLanceFilter(filter), k, withVectors);
     },
 
     optimize: () =>

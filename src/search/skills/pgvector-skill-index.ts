@@ -1,7 +1,7 @@
 import { toSql } from "pgvector";
 import type { Database } from "../../db/database.js";
 import { cachedCorpusStats, type CorpusStats } from "../corpus-stats.js";
-import { checkDimensions } from "../vector/records.js";
+import { checkDimensions, vectorOfText } from "../vector/records.js";
 import { eachTableIdPage, tableHolding } from "../../db/table-ids.js";
 import { skillFilterMatchesNothing, type SkillVectorIndex } from "./skill-vector-index.js";
 
@@ -116,10 +116,10 @@ export async function openPgvectorSkillIndex(db: Database, dimensions: number): 
       });
     },
 
-    async keywordSearch(query, filter, k) {
+    async keywordSearch(query, filter, k, withVectors) {
       if (k <= 0 || skillFilterMatchesNothing(filter)) return [];
       const { n, avgdl } = await corpusStats(filter.workspaceId);
-      const rows = await db.query<{ id: string; bm25: number; vector: string }>(
+      const rows = await db.query<{ id: string; bm25: number; vector: string | null }>(
         `with query as materialized (
            select string_agg(quote_literal(lexeme), ' | ')::tsquery as q, array_agg(lexeme) as lexemes
            from unnest(to_tsvector('english', $1))
@@ -140,7 +140,7 @@ export async function openPgvectorSkillIndex(db: Database, dimensions: number): 
                / (h.tf + ${k1} * (${1 - b} + ${b} * h.len / $9::float8)))::float8 as bm25
            from hits h join df d on d.lexeme = h.lexeme
            group by h.id order by bm25 desc, h.id limit $7)
-         select best.id, best.bm25, v.embedding::text as vector from best join ${table} v on v.id = best.id
+         select best.id, best.bm25, case when $11::boolean then v.embedding::text end as vector from best join ${table} v on v.id = best.id
          order by best.bm25 desc, best.id`,
         [
           query,
@@ -153,9 +153,10 @@ export async function openPgvectorSkillIndex(db: Database, dimensions: number): 
           n,
           avgdl,
           filter.marketplace ?? null,
+          withVectors,
         ],
       );
-      return rows.map((r) => ({ id: r.id, bm25: Number(r.bm25), vector: Float32Array.from(JSON.parse(r.vector) as number[]) }));
+      return rows.map((r) => ({ id: r.id, bm25: Number(r.bm25), vector: vectorOfText(r.vector) }));
     },
 
     async optimize() {

@@ -43,8 +43,8 @@ export interface SkillVectorIndex {
   delete(ids: readonly string[]): Promise<void>;
   /** The k most similar skills that pass the filter, most similar first (exact, or by the ANN index with an exact fallback). */
   search(vector: Float32Array, filter: SkillVectorFilter, k: number): Promise<VectorHit[]>;
-  /** The k best BM25 matches of the query's words in the skills' text that pass the filter, best first. */
-  keywordSearch(query: string, filter: SkillVectorFilter, k: number): Promise<KeywordHit[]>;
+  /** The k best BM25 matches of the query's words in the skills' text that pass the filter, best first, with their vectors if `withVectors`. */
+  keywordSearch(query: string, filter: SkillVectorFilter, k: number, withVectors: boolean): Promise<KeywordHit[]>;
   /** Compacts the collection after writes. */
   optimize(): Promise<void>;
   /** Every id in the index, a page of at most `size` at a time, for reconciliation with the system of record. */

@@ -3,7 +3,7 @@ import type { Database } from "../../db/database.js";
 import { eachTableIdPage, tableHolding } from "../../db/table-ids.js";
 import { pgvectorSql } from "./pgvector-sql.js";
 import { cachedCorpusStats, type CorpusStats } from "../corpus-stats.js";
-import { backfillMetadataTerms, checkDimensions, lastPerId, matchesNothing, type MetadataTermsOf } from "./records.js";
+import { backfillMetadataTerms, checkDimensions, lastPerId, matchesNothing, vectorOfText, type MetadataTermsOf } from "./records.js";
 import type { VectorFilter, VectorHit, VectorIndex } from "./vector-index.js";
 
 /** pgvector's HNSW index accepts at most 2,000 dimensions for the vector type. */
@@ -101,11 +101,11 @@ export async function openPgvectorIndex(db: Database, dimensions: number, metada
       });
     },
 
-    async keywordSearch(query, filter, k) {
+    async keywordSearch(query, filter, k, withVectors) {
       if (k <= 0 || matchesNothing(filter)) return [];
       const { n, avgdl } = await corpusStats(filter);
-      const rows = await db.query<{ id: string; bm25: number; vector: string }>(sql.keywordSearch, [...searchParams(query, filter, k), n, avgdl]);
-      return rows.map((r) => ({ id: r.id, bm25: Number(r.bm25), vector: Float32Array.from(JSON.parse(r.vector) as number[]) }));
+      const rows = await db.query<{ id: string; bm25: number; vector: string | null }>(sql.keywordSearch, [...searchParams(query, filter, k), n, avgdl, withVectors]);
+      return rows.map((r) => ({ id: r.id, bm25: Number(r.bm25), vector: vectorOfText(r.vector) }));
     },
 
     async searchMany(vectors, filter, k) {

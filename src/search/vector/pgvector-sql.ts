@@ -77,7 +77,8 @@ export function pgvectorSql(dimensions: number) {
     /**
      * BM25 over Postgres full-text search: the memories' tsvector column is the inverted index (GIN), and
      * the score is computed from per-term document frequencies counted in the same single pass over the
-     * matching rows. $15 and $16 are the corpus size and mean document length (see keywordStats).
+     * matching rows. $15 and $16 are the corpus size and mean document length (see keywordStats); $17
+     * whether to return the hits' vectors (as text: 512 numbers a hit to print and parse).
      */
     keywordSearch: `with query as materialized (
         -- The same parser and dictionaries as the tsvector column, so "ZX-4711" splits the same way.
@@ -103,7 +104,7 @@ export function pgvectorSql(dimensions: number) {
         order by bm25 desc, h.id
         limit $13
       )
-      select s.id, s.bm25, v.embedding::text as vector
+      select s.id, s.bm25, case when $17::boolean then v.embedding::text end as vector
       from scored s join ${table} v on v.id = s.id
       order by s.bm25 desc, s.id`,
     /** $1: workspace, $2: containers or null. */

@@ -24,6 +24,9 @@ export const vectorToBase64 = (v: Float32Array): string => Buffer.from(v.buffer,
 export const vectorFromBytes = (bytes: Uint8Array): Float32Array =>
   new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
 
+/** A pgvector vector read as text ("[0.1,0.2,…]", which is JSON); null stays null. */
+export const vectorOfText = (text: string | null): Float32Array | null => (text === null ? null : Float32Array.from(JSON.parse(text) as number[]));
+
 /** The metadata terms of memories by id (absent: no such memory). */
 export type MetadataTermsOf = (ids: string[]) => Promise<Map<string, string[]>>;
 

@@ -53,8 +53,11 @@ export interface KeywordHit {
   id: string;
   /** BM25 score, 0 or more. */
   bm25: number;
-  /** The memory's stored vector, so a keyword-only hit can be scored by cosine without a second search. */
-  vector: Float32Array;
+  /**
+   * The memory's stored vector, so a keyword-only hit can be scored by cosine without a second search;
+   * null unless the search was asked for vectors (reading them is most of a keyword search's cost).
+   */
+  vector: Float32Array | null;
 }
 
 /** The search index that follows Postgres: similarity search over vectors and BM25 keyword search over text. */
@@ -65,8 +68,8 @@ export interface VectorIndex {
   delete(ids: readonly string[]): Promise<void>;
   /** The k most similar records that pass the filter, most similar first. */
   search(vector: Float32Array, filter: VectorFilter, k: number): Promise<VectorHit[]>;
-  /** The k best BM25 matches for the query's words that pass the filter, best first. */
-  keywordSearch(query: string, filter: VectorFilter, k: number): Promise<KeywordHit[]>;
+  /** The k best BM25 matches for the query's words that pass the filter, best first, with their vectors if `withVectors`. */
+  keywordSearch(query: string, filter: VectorFilter, k: number, withVectors: boolean): Promise<KeywordHit[]>;
   /** search() for several vectors in one query: one list of hits per vector, in input order. */
   searchMany(vectors: readonly Float32Array[], filter: VectorFilter, k: number): Promise<VectorHit[][]>;
   /** Folds recent writes into the ANN index and compacts; called on a schedule. */
