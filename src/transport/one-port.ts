@@ -19,8 +19,13 @@ export interface OnePortOptions {
 
 /** A Fastify serverFactory serving HTTP/1.1 and h2c on one port, with a close that does not hang on keep-alive. */
 export function onePortServer(opts: OnePortOptions) {
-  return (handler: Handler): http.Server => {
+  // Fastify passes its validated options (defaults filled in), whose idle timeouts it applies only to servers it makes itself.
+  return (handler: Handler, fastifyOptions: Record<string, unknown>): http.Server => {
+    const timeouts = fastifyOptions as { keepAliveTimeout: number; http2SessionTimeout: number };
     const h1 = http.createServer(handler);
+    // Fastify's 72 s, not Node's 5 s: a client (or a load balancer, AWS's idle timeout is 60 s) reusing
+    // a connection the server has just closed as idle gets a reset instead of an answer.
+    h1.keepAliveTimeout = timeouts.keepAliveTimeout;
     if (opts.onClientError) h1.on("clientError", opts.onClientError);
     const h2 = http2.createServer({}, handler as unknown as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void);
     const sockets = new Set<net.Socket>();
@@ -28,6 +33,8 @@ export function onePortServer(opts: OnePortOptions) {
     h2.on("session", (session) => {
       sessions.add(session);
       session.once("close", () => sessions.delete(session));
+      // Idle sessions are closed as Fastify's own HTTP/2 server closes them; Node's never are.
+      session.setTimeout(timeouts.http2SessionTimeout, () => session.close());
     });
 
     const server = net.createServer((socket) => {

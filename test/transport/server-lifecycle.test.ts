@@ -25,6 +25,22 @@ describe("server lifecycle and operations endpoints", () => {
     expect(Number(/^agentmem_lancedb_cache_bytes (\d+)$/m.exec(metrics)?.[1])).toBeGreaterThan(0);
   });
 
+  it("keeps idle HTTP/1.1 connections open 72 s, as Fastify's own server does, and tells clients so", async () => {
+    // Node's default of 5 s reset connections that clients (and load balancers) reused after an idle moment.
+    const agent = new http.Agent({ keepAlive: true });
+    try {
+      const header = await new Promise<string | undefined>((resolve, reject) => {
+        http.get(`${server.url}/healthz`, { agent }, (res) => {
+          res.resume();
+          resolve(res.headers["keep-alive"]);
+        }).on("error", reject);
+      });
+      expect(header).toBe("timeout=72");
+    } finally {
+      agent.destroy();
+    }
+  });
+
   it("reports the indexer's backlog in /metrics: writes not yet in the vector index", async () => {
     const paused = await startTestServer("pglite", { INDEXER_ENABLED: "false" });
     try {
