@@ -498,6 +498,11 @@ describe("LanceDB keyword search", () => {
     expect(hits).toHaveLength(10);
     expect(hits[0]!.id).toBe(ticket.id);
     expect(hits.map((h) => h.bm25)).toEqual([...hits.map((h) => h.bm25)].sort((a, b) => b - a));
+    // With vectors: the same hits, each with its own stored vector.
+    const byId = new Map([...notes, ticket].map((r) => [r.id, r.vector]));
+    const withVectors = await index.keywordSearch("editor ZX-4711", { workspaceId: "ws_a" }, 10, true);
+    expect(withVectors.map((h) => ({ ...h, vector: null }))).toEqual(hits);
+    for (const h of withVectors) expect(h.vector).toEqual(byId.get(h.id));
     await index.optimize();
     expect((await index.keywordSearch("editor ZX-4711", { workspaceId: "ws_a" }, 10, false))[0]!.id).toBe(ticket.id);
   });

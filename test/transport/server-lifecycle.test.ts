@@ -29,7 +29,7 @@ describe("server lifecycle and operations endpoints", () => {
     // Node's default of 5 s reset connections that clients (and load balancers) reused after an idle moment.
     const agent = new http.Agent({ keepAlive: true });
     try {
-      const header = await new Promise<string | undefined>((resolve, reject) => {
+      const header = await new Promise<unknown>((resolve, reject) => {
         http.get(`${server.url}/healthz`, { agent }, (res) => {
           res.resume();
           resolve(res.headers["keep-alive"]);
