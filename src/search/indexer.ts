@@ -4,6 +4,7 @@ import type { Embedder } from "../embeddings/embedder.js";
 import { loadMemories, type MemoryRecord } from "../memories/memory-store.js";
 import { metadataTerms } from "../memories/metadata-terms.js";
 import { coalescedRuns } from "./coalesced-runs.js";
+import { maintenanceTrigger } from "./maintenance-trigger.js";
 import { reconcileInPages, reconcilePageSize } from "./reconcile.js";
 import { vectorFromBytes } from "./vector/records.js";
 import type { VectorIndex, VectorRecord } from "./vector/vector-index.js";
@@ -76,8 +77,7 @@ export function createIndexer(
 ) {
   let starting: Promise<void> | undefined;
   let writesSinceOptimize = 0;
-  let writesSinceAnalyse = 0;
-  let rowsAtAnalyse = 0;
+  const statistics = maintenanceTrigger(opts.analyseEveryFraction);
   let optimizeAfter = opts.optimizeEvery;
   let optimizing: Promise<void> | undefined;
   let lastOptimize = 0;
@@ -117,7 +117,7 @@ export function createIndexer(
     else await db.query("delete from index_outbox where seq = any($1::bigint[])", [batch.seqs]);
     const written = batch.records.length + batch.gone.length;
     writesSinceOptimize += written;
-    writesSinceAnalyse += written;
+    statistics.wrote(written);
     if (writesSinceOptimize >= optimizeAfter) optimizeInBackground();
     return batch.seqs.length;
   }
@@ -142,9 +142,8 @@ export function createIndexer(
     // of a container instead of using the full-text index (pgvector's keyword search at 100k: p50 209 -> 124 ms).
     // Refreshed on autovacuum's default trigger (a tenth of the table written) rather than at every fold:
     // the analyse blocks PGlite's event loop, 34 ms at 10k memories and about 180 at 100k.
-    if (writesSinceAnalyse >= opts.analyseEveryFraction * rowsAtAnalyse) {
-      writesSinceAnalyse = 0;
-      rowsAtAnalyse = rows;
+    if (statistics.due()) {
+      statistics.ran(rows);
       await db.query("analyze memories");
     }
   }

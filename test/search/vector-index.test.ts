@@ -541,6 +541,40 @@ describe("LanceDB keyword search", () => {
   });
 });
 
+describe("pgvector's optimize()", () => {
+  it("vacuums and analyses the table at the first call, then once a tenth of its rows was written since", async () => {
+    const db = await openPglite("memory://", { vector: true });
+    try {
+      let calls = 0;
+      const vacuumedAtCall: number[] = [];
+      const watched = Object.create(db) as Database;
+      watched.query = ((...args: Parameters<Database["query"]>) => {
+        if (/^vacuum \(analyze\)/.test(args[0])) vacuumedAtCall.push(calls);
+        return db.query(...args);
+      }) as Database["query"];
+      const index = await openPgvectorIndex(watched, dims);
+      const optimize = () => {
+        calls++;
+        return index.optimize();
+      };
+      const rand = prng(12);
+      const records = Array.from({ length: 200 }, (_, i) => record(rand, i));
+      await index.upsert(records);
+      await optimize(); // the first: vacuumed, with 200 rows
+      await index.upsert(records.slice(0, 10)); // rewrites count: 10 of a tenth of 200
+      await optimize();
+      await index.delete(records.slice(10, 20).map((r) => r.id)); // deletes too: 20
+      await optimize();
+      await index.upsert([record(rand, 500)]);
+      await optimize(); // 1 written since, of a tenth of 190
+      expect(vacuumedAtCall).toEqual([1, 3]);
+      expect(await index.count()).toBe(191);
+    } finally {
+      await db.close();
+    }
+  });
+});
+
 describe("LanceDB across processes", () => {
   it("a second handle on the same directory sees the first one's writes within the consistency interval", async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), "agentmem-lance-test-"));
