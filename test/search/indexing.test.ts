@@ -15,6 +15,7 @@ import { spawnServer } from "../support/child-server.js";
 import { adminKey, rest, startTestServer, type TestServer } from "../support/test-server.js";
 import { constantEmbedder } from "../support/constant-embedder.js";
 import { indexedIds } from "../support/indexed-ids.js";
+import { watchedDatabase } from "../support/watched-database.js";
 
 const outboxSize = async (server: TestServer) =>
   (await server.app.db.query<{ n: number }>("select count(*)::int as n from index_outbox"))[0]!.n;
@@ -78,11 +79,9 @@ describe("planner statistics", () => {
       const agent = rest(server.url, await server.createKey("acme", "agent-1"));
       let folds = 0;
       const analysedAtFold: number[] = [];
-      const db = Object.create(server.app.db) as typeof server.app.db;
-      db.query = ((...args: Parameters<typeof db.query>) => {
-        if (args[0] === "analyze memories") analysedAtFold.push(folds);
-        return server.app.db.query(...args);
-      }) as typeof db.query;
+      const db = watchedDatabase(server.app.db, (sql) => {
+        if (sql === "analyze memories") analysedAtFold.push(folds);
+      });
       const vectors: VectorIndex = {
         ...server.app.vectors,
         optimize: () => {
@@ -122,11 +121,7 @@ describe("reconciliation", () => {
       await server.app.indexer.stop();
       await server.app.skillIndexer.stop();
       let queries = 0;
-      const db = Object.create(server.app.db) as typeof server.app.db;
-      db.query = ((...args: Parameters<typeof db.query>) => {
-        queries++;
-        return server.app.db.query(...args);
-      }) as typeof db.query;
+      const db = watchedDatabase(server.app.db, () => queries++);
       const silent = pino({ level: "silent" });
       type EachIdPage = (size: number, fn: (ids: string[]) => Promise<void>) => Promise<void>;
       const indexers = [

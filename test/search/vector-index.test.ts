@@ -16,6 +16,7 @@ import type { MetadataTermsOf } from "../../src/search/vector/records.js";
 import type { VectorFilter, VectorIndex, VectorRecord } from "../../src/search/vector/vector-index.js";
 import { indexedIds } from "../support/indexed-ids.js";
 import { startsProcessesTimeoutMs } from "../support/test-server.js";
+import { watchedDatabase } from "../support/watched-database.js";
 
 const dims = 32;
 const repoRoot = path.resolve(import.meta.dirname, "../..");
@@ -547,11 +548,9 @@ describe("pgvector's optimize()", () => {
     try {
       let calls = 0;
       const vacuumedAtCall: number[] = [];
-      const watched = Object.create(db) as Database;
-      watched.query = ((...args: Parameters<Database["query"]>) => {
-        if (/^vacuum \(analyze\)/.test(args[0])) vacuumedAtCall.push(calls);
-        return db.query(...args);
-      }) as Database["query"];
+      const watched = watchedDatabase(db, (sql) => {
+        if (/^vacuum \(analyze\)/.test(sql)) vacuumedAtCall.push(calls);
+      });
       const index = await openPgvectorIndex(watched, dims);
       const optimize = () => {
         calls++;
