@@ -13,7 +13,6 @@ export function matchesFilter(m: MemoryRecord, f: VectorFilter): boolean {
   return (
     m.workspaceId === f.workspaceId &&
     anyOf(m.containers, f.containers) &&
-    anyOf([m.id], f.ids) &&
     anyOf([m.type], f.types) &&
     anyOf(m.tags, f.tags) &&
     (f.severities === undefined || (m.severity !== null && f.severities.includes(m.severity))) &&

@@ -48,7 +48,6 @@ export type PendingReader = (scope: Scope, query: PendingQuery) => Promise<Pendi
 function filterConditions(scope: Scope, { filter, metadata }: PendingQuery) {
   const c = scopeConditions(scope);
   if (filter.containers) c.add("m.containers && $::text[]", filter.containers);
-  if (filter.ids) c.add("m.id = any($::text[])", filter.ids);
   if (filter.types) c.add("m.type = any($::text[])", filter.types);
   if (filter.tags) c.add("m.tags && $::text[]", filter.tags);
   if (filter.severities) c.add("m.severity = any($::text[])", filter.severities);

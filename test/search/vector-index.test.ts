@@ -9,6 +9,8 @@ import { openPglite } from "../../src/db/pglite.js";
 import { compact, ensureFullTextIndex, openLanceIndex, probesFor } from "../../src/search/vector/lancedb-index.js";
 import { serialQueue } from "../../src/search/vector/serial.js";
 import { openLanceSkillIndex } from "../../src/search/skills/lancedb-skill-index.js";
+import { openPgvectorSkillIndex } from "../../src/search/skills/pgvector-skill-index.js";
+import type { SkillVectorRecord } from "../../src/search/skills/skill-vector-index.js";
 import { lanceSchema, toArrowTable } from "../../src/search/vector/lance-records.js";
 import { openPgvectorIndex } from "../../src/search/vector/pgvector-index.js";
 import { cosine } from "../../src/search/scoring.js";
@@ -82,7 +84,6 @@ function matches(r: VectorRecord, f: VectorFilter): boolean {
   return (
     r.workspaceId === f.workspaceId &&
     anyOf(r.containers, f.containers) &&
-    anyOf([r.id], f.ids) &&
     anyOf([r.type], f.types) &&
     anyOf(r.tags, f.tags) &&
     (!f.severities || (r.severity !== null && f.severities.includes(r.severity))) &&
@@ -236,7 +237,7 @@ describe.each([lancedb, pgvector])("vector index ($name)", (backend) => {
     const whileSearched = await index.searchMany(queries, filter, 7);
     expect(whileSearched.map((hits) => hits.map((h) => h.id))).toEqual(many.map((hits) => hits.map((h) => h.id)));
     expect(await index.searchMany([], filter, 7)).toEqual([]);
-    expect(await index.searchMany(queries, { ...filter, ids: [] }, 7)).toEqual([[], [], [], [], []]);
+    expect(await index.searchMany(queries, { ...filter, tags: [] }, 7)).toEqual([[], [], [], [], []]);
   });
 
   it("replaces a record on re-upsert: vector and filter columns", async () => {
@@ -348,7 +349,6 @@ describe.each([lancedb, pgvector])("vector index ($name)", (backend) => {
       { ...ws, validAt: t0 + 15 * day }, // a window ending exactly now is over
       { ...ws, validAt: t0 + 20 * day }, // a window starting exactly now has begun
       { ...ws, validAt: t0 + 40 * day }, // only open-ended windows
-      { ...ws, ids: records.slice(0, 30).map((r) => r.id) },
       {
         ...ws,
         containers: ["main"],
@@ -376,7 +376,7 @@ describe.each([lancedb, pgvector])("vector index ($name)", (backend) => {
     }
     // Filters that must have admitted something, so the comparisons above were not vacuous.
     expect(bruteForce(records, unitVector(rand), { ...ws, validAt: t0 + 40 * day }, 400).length).toBeGreaterThan(0);
-    for (const empty of [{ containers: [] }, { types: [] }, { tags: [] }, { ids: [] }]) {
+    for (const empty of [{ containers: [] }, { types: [] }, { tags: [] }]) {
       expect(await index.search(unitVector(rand), { ...ws, ...empty }, 10)).toEqual([]);
     }
   });
@@ -543,35 +543,62 @@ describe("LanceDB keyword search", () => {
 });
 
 describe("pgvector's optimize()", () => {
-  it("vacuums and analyses the table at the first call, then once a tenth of its rows was written since", async () => {
-    const db = await openPglite("memory://", { vector: true });
-    try {
-      let calls = 0;
-      const vacuumedAtCall: number[] = [];
-      const watched = watchedDatabase(db, (sql) => {
-        if (/^vacuum \(analyze\)/.test(sql)) vacuumedAtCall.push(calls);
-      });
-      const index = await openPgvectorIndex(watched, dims);
-      const optimize = () => {
-        calls++;
-        return index.optimize();
-      };
-      const rand = prng(12);
-      const records = Array.from({ length: 200 }, (_, i) => record(rand, i));
-      await index.upsert(records);
-      await optimize(); // the first: vacuumed, with 200 rows
-      await index.upsert(records.slice(0, 10)); // rewrites count: 10 of a tenth of 200
-      await optimize();
-      await index.delete(records.slice(10, 20).map((r) => r.id)); // deletes too: 20
-      await optimize();
-      await index.upsert([record(rand, 500)]);
-      await optimize(); // 1 written since, of a tenth of 190
-      expect(vacuumedAtCall).toEqual([1, 3]);
-      expect(await index.count()).toBe(191);
-    } finally {
-      await db.close();
-    }
+  interface VacuumedIndex<R> {
+    upsert(records: R[]): Promise<void>;
+    delete(ids: string[]): Promise<void>;
+    optimize(): Promise<void>;
+    count(): Promise<number>;
+  }
+  const skillRecord = (rand: () => number, i: number): SkillVectorRecord => ({
+    id: `skl_${i}`,
+    workspaceId: "ws",
+    containers: ["*"],
+    tags: [],
+    maturity: "stable",
+    state: "active",
+    marketplace: false,
+    text: `skill ${i}`,
+    vector: record(rand, i).vector,
   });
+
+  function vacuumsByTheRule<R extends { id: string }>(
+    table: string,
+    open: (db: Database) => Promise<VacuumedIndex<R>>,
+    recordAt: (rand: () => number, i: number) => R,
+  ) {
+    it(`vacuums and analyses ${table} at the first call, then once a tenth of its rows was written since`, async () => {
+      const db = await openPglite("memory://", { vector: true });
+      try {
+        let calls = 0;
+        const vacuumedAtCall: number[] = [];
+        const watched = watchedDatabase(db, (sql) => {
+          if (/^vacuum \(analyze\)/.test(sql)) vacuumedAtCall.push(calls);
+        });
+        const index = await open(watched);
+        const optimize = () => {
+          calls++;
+          return index.optimize();
+        };
+        const rand = prng(12);
+        const records = Array.from({ length: 200 }, (_, i) => recordAt(rand, i));
+        await index.upsert(records);
+        await optimize(); // the first: vacuumed, with 200 rows
+        await index.upsert(records.slice(0, 10)); // rewrites count: 10 of a tenth of 200
+        await optimize();
+        await index.delete(records.slice(10, 20).map((r) => r.id)); // deletes too: 20
+        await optimize();
+        await index.upsert([recordAt(rand, 500)]);
+        await optimize(); // 1 written since, of a tenth of 190
+        expect(vacuumedAtCall).toEqual([1, 3]);
+        expect(await index.count()).toBe(191);
+      } finally {
+        await db.close();
+      }
+    });
+  }
+
+  vacuumsByTheRule("the memories' table", (db) => openPgvectorIndex(db, dims), record);
+  vacuumsByTheRule("the skills' table", (db) => openPgvectorSkillIndex(db, dims), skillRecord);
 });
 
 describe("LanceDB across processes", () => {

@@ -2,7 +2,7 @@ import { Index, type Table as LanceTable } from "@lancedb/lancedb";
 import { Bool, Field, FixedSizeList, Float32, List, RecordBatch, Schema, Struct, Table, Utf8, makeData, vectorFromArray, type DataType } from "apache-arrow";
 import { idIn } from "../vector/lance-filter.js";
 import { eachLanceIdPage, lanceHolding } from "../vector/lance-ids.js";
-import { checkDimensions } from "../vector/records.js";
+import { checkDimensions, lastPerId } from "../vector/records.js";
 import { serialQueue } from "../vector/serial.js";
 import { connectLance, type LanceConnectionOptions } from "../vector/lance-session.js";
 import { annSearch, bm25Searcher, defaultAnnPolicy, ensureAnnIndex, ensureFullTextIndex, nearestThenExact, versionRetentionMs } from "../vector/lancedb-index.js";
@@ -58,7 +58,6 @@ function skillLanceFilter(f: SkillVectorFilter): string {
   if (f.tags) clauses.push(`array_has_any(tags, [${sqlList(f.tags)}])`);
   if (f.maturities) clauses.push(`maturity IN (${sqlList(f.maturities)})`);
   if (f.states) clauses.push(`state IN (${sqlList(f.states)})`);
-  if (f.ids) clauses.push(idIn(f.ids));
   return clauses.join(" AND ");
 }
 
@@ -111,8 +110,7 @@ export async function openLanceSkillIndex(options: LanceConnectionOptions & { di
       write(async () => {
         if (records.length === 0) return;
         for (const r of records) checkDimensions(r.vector, dimensions);
-        const last = [...new Map(records.map((r) => [r.id, r])).values()];
-        const rows = toArrow(schema, dimensions, last);
+        const rows = toArrow(schema, dimensions, lastPerId(records));
         await retryConflicts(() => table.mergeInsert("id").whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(rows));
       }),
 

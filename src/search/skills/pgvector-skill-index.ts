@@ -1,7 +1,8 @@
 import { toSql } from "pgvector";
 import type { Database } from "../../db/database.js";
 import { cachedCorpusStats, type CorpusStats } from "../corpus-stats.js";
-import { checkDimensions, vectorOfText } from "../vector/records.js";
+import { maintenanceTrigger, vacuumEveryFraction } from "../maintenance-trigger.js";
+import { checkDimensions, lastPerId, vectorOfText } from "../vector/records.js";
 import { eachTableIdPage, tableHolding } from "../../db/table-ids.js";
 import { skillFilterMatchesNothing, type SkillVectorIndex } from "./skill-vector-index.js";
 
@@ -50,13 +51,16 @@ export async function openPgvectorSkillIndex(db: Database, dimensions: number): 
       )[0]!,
   );
 
+  const vacuum = maintenanceTrigger(vacuumEveryFraction);
+  const countRows = async () => (await db.query<{ n: number }>(`select count(*)::int as n from ${table}`))[0]?.n ?? 0;
+
   return {
     kind: "pgvector",
 
     async upsert(records) {
       if (records.length === 0) return;
       for (const r of records) checkDimensions(r.vector, dimensions);
-      const rows = [...new Map(records.map((r) => [r.id, r])).values()].map((r) => ({
+      const rows = lastPerId(records).map((r) => ({
         id: r.id,
         workspace_id: r.workspaceId,
         containers: r.containers,
@@ -75,10 +79,13 @@ export async function openPgvectorSkillIndex(db: Database, dimensions: number): 
            maturity = excluded.maturity, state = excluded.state, marketplace = excluded.marketplace, embedding = excluded.embedding`,
         [JSON.stringify(rows)],
       );
+      vacuum.wrote(rows.length);
     },
 
     async delete(ids) {
-      if (ids.length > 0) await db.query(`delete from ${table} where id = any($1::text[])`, [ids]);
+      if (ids.length === 0) return;
+      await db.query(`delete from ${table} where id = any($1::text[])`, [ids]);
+      vacuum.wrote(ids.length);
     },
 
     async search(vector, filter, k) {
@@ -92,13 +99,12 @@ export async function openPgvectorSkillIndex(db: Database, dimensions: number): 
         const rows = await tx.query<{ id: string; similarity: number }>(
           `with hits as materialized (
              select id, embedding <=> $1::vector as distance from ${table}
-             where ($2::text is null or workspace_id = $2) and ($9::boolean is null or marketplace = $9)
+             where ($2::text is null or workspace_id = $2) and ($8::boolean is null or marketplace = $8)
                and ($3::text[] is null or containers && $3::text[])
                and ($4::text[] is null or tags && $4::text[])
                and ($5::text[] is null or maturity = any($5::text[]))
                and ($6::text[] is null or state = any($6::text[]))
-               and ($7::text[] is null or id = any($7::text[]))
-             order by distance limit $8)
+             order by distance limit $7)
            select id, 1 - distance as similarity from hits order by distance`,
           [
             toSql(Array.from(vector)),
@@ -107,7 +113,6 @@ export async function openPgvectorSkillIndex(db: Database, dimensions: number): 
             filter.tags ?? null,
             filter.maturities ?? null,
             filter.states ?? null,
-            filter.ids ?? null,
             k,
             filter.marketplace ?? null,
           ],
@@ -160,6 +165,8 @@ export async function openPgvectorSkillIndex(db: Database, dimensions: number): 
     },
 
     async optimize() {
+      if (!vacuum.due()) return;
+      vacuum.ran(await countRows());
       await db.query(`vacuum (analyze) ${table}`);
     },
 
@@ -167,10 +174,7 @@ export async function openPgvectorSkillIndex(db: Database, dimensions: number): 
 
     holding: (ids) => tableHolding(db, table, ids),
 
-    async count() {
-      const [row] = await db.query<{ n: number }>(`select count(*)::int as n from ${table}`);
-      return row?.n ?? 0;
-    },
+    count: countRows,
 
     close: async () => undefined,
   };

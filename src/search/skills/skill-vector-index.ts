@@ -33,7 +33,6 @@ export interface SkillColumnFilter {
   tags?: string[];
   maturities?: string[];
   states?: string[];
-  ids?: string[];
 }
 
 
@@ -56,7 +55,7 @@ export interface SkillVectorIndex {
 }
 
 export function skillFilterMatchesNothing(f: SkillVectorFilter): boolean {
-  return [f.containers, f.tags, f.maturities, f.states, f.ids].some((list) => list?.length === 0);
+  return [f.containers, f.tags, f.maturities, f.states].some((list) => list?.length === 0);
 }
 
 /** The index's containers column for a skill's containers. */

@@ -24,7 +24,6 @@ const sqlMillis = (value: number) => sqlNumber(Math.trunc(value));
 export function lanceFilter(filter: VectorFilter): string {
   const clauses = [`workspace_id = ${sqlString(filter.workspaceId)}`];
   if (filter.containers) clauses.push(`array_has_any(containers, [${sqlList(filter.containers)}])`);
-  if (filter.ids) clauses.push(idIn(filter.ids));
   if (filter.types) clauses.push(`type IN (${sqlList(filter.types)})`);
   if (filter.tags) clauses.push(`array_has_any(tags, [${sqlList(filter.tags)}])`);
   if (filter.metadataTerms?.length) clauses.push(`array_has_all(metadata_terms, [${sqlList(filter.metadataTerms)}])`);

@@ -3,16 +3,9 @@ import type { Database } from "../../db/database.js";
 import { eachTableIdPage, tableHolding } from "../../db/table-ids.js";
 import { pgvectorSql } from "./pgvector-sql.js";
 import { cachedCorpusStats, type CorpusStats } from "../corpus-stats.js";
-import { maintenanceTrigger } from "../maintenance-trigger.js";
+import { maintenanceTrigger, vacuumEveryFraction } from "../maintenance-trigger.js";
 import { backfillMetadataTerms, checkDimensions, lastPerId, matchesNothing, vectorOfText, type MetadataTermsOf } from "./records.js";
 import type { VectorFilter, VectorHit, VectorIndex } from "./vector-index.js";
-
-/**
- * optimize() vacuums and analyses the table once this fraction of its rows was written since it last did
- * (autovacuum's trigger, as for the memories' statistics in src/search/indexer.ts), not at every fold: on
- * PGlite, which runs no autovacuum, each one held the event loop (10k rows: 21 ms after 250 writes).
- */
-const vacuumEveryFraction = 0.1;
 
 /** pgvector's HNSW index accepts at most 2,000 dimensions for the vector type. */
 const maxHnswDimensions = 2000;
@@ -38,7 +31,6 @@ function searchParams(query: unknown, filter: VectorFilter, k: number): unknown[
     millisOrNull(filter.createdAfter),
     millisOrNull(filter.createdBefore),
     millisOrNull(filter.validAt),
-    filter.ids ?? null,
     k,
     filter.metadataTerms?.length ? filter.metadataTerms : null,
   ];

@@ -1,6 +1,6 @@
 /**
  * The filter of both searches, with absent optional filters passed as null; each query is planned with
- * its values, so those terms fold away. $1 is the query (vector or text), $13 the limit, $14 the metadata terms.
+ * its values, so those terms fold away. $1 is the query (vector or text), $12 the limit, $13 the metadata terms.
  */
 const filterCondition = (alias: string) => `${alias}workspace_id = $2
   and ($3::text[] is null or ${alias}containers && $3::text[])
@@ -12,8 +12,7 @@ const filterCondition = (alias: string) => `${alias}workspace_id = $2
   and ($9::bigint is null or ${alias}created_at >= $9::bigint)
   and ($10::bigint is null or ${alias}created_at < $10::bigint)
   and ($11::bigint is null or (${alias}valid_from <= $11::bigint and (${alias}valid_until is null or ${alias}valid_until > $11::bigint)))
-  and ($12::text[] is null or ${alias}id = any($12::text[]))
-  and ($14::text[] is null or ${alias}metadata_terms @> $14::text[])`;
+  and ($13::text[] is null or ${alias}metadata_terms @> $13::text[])`;
 
 const k1 = 1.2;
 const b = 0.75;
@@ -71,13 +70,13 @@ export function pgvectorSql(dimensions: number) {
         from ${table}
         where ${filterCondition("")}
         order by distance
-        limit $13
+        limit $12
       )
       select id, 1 - distance as similarity from hits order by distance`,
     /**
      * BM25 over Postgres full-text search: the memories' tsvector column is the inverted index (GIN), and
      * the score is computed from per-term document frequencies counted in the same single pass over the
-     * matching rows. $15 and $16 are the corpus size and mean document length (see keywordStats); $17
+     * matching rows. $14 and $15 are the corpus size and mean document length (see keywordStats); $16
      * whether to return the hits' vectors (as text: 512 numbers a hit to print and parse).
      */
     keywordSearch: `with query as materialized (
@@ -97,14 +96,14 @@ export function pgvectorSql(dimensions: number) {
       ),
       df as (select lexeme, count(*)::float8 as df from hits group by lexeme),
       scored as (
-        select h.id, sum(ln(1 + ($15 - d.df + 0.5) / (d.df + 0.5)) * h.tf * ${k1 + 1}
-            / (h.tf + ${k1} * (${1 - b} + ${b} * h.len / $16))) as bm25
+        select h.id, sum(ln(1 + ($14 - d.df + 0.5) / (d.df + 0.5)) * h.tf * ${k1 + 1}
+            / (h.tf + ${k1} * (${1 - b} + ${b} * h.len / $15))) as bm25
         from hits h join df d on d.lexeme = h.lexeme
         group by h.id
         order by bm25 desc, h.id
-        limit $13
+        limit $12
       )
-      select s.id, s.bm25, case when $17::boolean then v.embedding::text end as vector
+      select s.id, s.bm25, case when $16::boolean then v.embedding::text end as vector
       from scored s join ${table} v on v.id = s.id
       order by s.bm25 desc, s.id`,
     /** $1: workspace, $2: containers or null. */
@@ -118,7 +117,7 @@ export function pgvectorSql(dimensions: number) {
         from ${table}
         where ${filterCondition("")}
         order by distance
-        limit $13
+        limit $12
       ) h
       order by q.i, h.distance`,
     count: `select count(*)::int as n from ${table}`,

@@ -1,7 +1,7 @@
-import type { VectorFilter, VectorRecord } from "./vector-index.js";
+import type { VectorFilter } from "./vector-index.js";
 
 /** One record per id, the last one given winning: both backends reject an id twice in one upsert. */
-export function lastPerId(records: readonly VectorRecord[]): VectorRecord[] {
+export function lastPerId<R extends { id: string }>(records: readonly R[]): R[] {
   return [...new Map(records.map((r) => [r.id, r])).values()];
 }
 
@@ -13,7 +13,7 @@ export function checkDimensions(vector: Float32Array, dimensions: number): void 
 
 /** A list filter given empty admits nothing, so the search can be skipped. */
 export function matchesNothing(filter: VectorFilter): boolean {
-  const lists = [filter.containers, filter.ids, filter.types, filter.tags, filter.severities, filter.states];
+  const lists = [filter.containers, filter.types, filter.tags, filter.severities, filter.states];
   return lists.some((list) => list?.length === 0);
 }
 

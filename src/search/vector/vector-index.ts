@@ -26,8 +26,6 @@ export interface VectorFilter {
   workspaceId: string;
   /** Any-of; every container of the scope. Absent: every container of the workspace. */
   containers?: string[];
-  /** Only these memories (to score keyword-only hits by cosine). */
-  ids?: string[];
   types?: string[];
   /** Any-of. */
   tags?: string[];
