@@ -18,10 +18,3 @@ export function maintenanceTrigger(fraction: number) {
     },
   };
 }
-
-/**
- * The pgvector tables' optimize() (memories' and skills') vacuums and analyses a table once this fraction
- * of its rows was written since it last did, not at every fold: on PGlite, which runs no autovacuum, each
- * one held the event loop (10k rows: 21 ms after 250 writes).
- */
-export const vacuumEveryFraction = 0.1;

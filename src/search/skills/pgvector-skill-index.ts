@@ -1,7 +1,7 @@
 import { toSql } from "pgvector";
 import type { Database } from "../../db/database.js";
 import { cachedCorpusStats, type CorpusStats } from "../corpus-stats.js";
-import { maintenanceTrigger, vacuumEveryFraction } from "../maintenance-trigger.js";
+import { pgvectorMaintenance } from "../pgvector-maintenance.js";
 import { checkDimensions, lastPerId, vectorOfText } from "../vector/records.js";
 import { eachTableIdPage, tableHolding } from "../../db/table-ids.js";
 import { skillFilterMatchesNothing, type SkillVectorIndex } from "./skill-vector-index.js";
@@ -51,8 +51,7 @@ export async function openPgvectorSkillIndex(db: Database, dimensions: number): 
       )[0]!,
   );
 
-  const vacuum = maintenanceTrigger(vacuumEveryFraction);
-  const countRows = async () => (await db.query<{ n: number }>(`select count(*)::int as n from ${table}`))[0]?.n ?? 0;
+  const maintenance = pgvectorMaintenance(db, table);
 
   return {
     kind: "pgvector",
@@ -79,13 +78,13 @@ export async function openPgvectorSkillIndex(db: Database, dimensions: number): 
            maturity = excluded.maturity, state = excluded.state, marketplace = excluded.marketplace, embedding = excluded.embedding`,
         [JSON.stringify(rows)],
       );
-      vacuum.wrote(rows.length);
+      maintenance.wrote(rows.length);
     },
 
     async delete(ids) {
       if (ids.length === 0) return;
       await db.query(`delete from ${table} where id = any($1::text[])`, [ids]);
-      vacuum.wrote(ids.length);
+      maintenance.wrote(ids.length);
     },
 
     async search(vector, filter, k) {
@@ -164,17 +163,13 @@ export async function openPgvectorSkillIndex(db: Database, dimensions: number): 
       return rows.map((r) => ({ id: r.id, bm25: Number(r.bm25), vector: vectorOfText(r.vector) }));
     },
 
-    async optimize() {
-      if (!vacuum.due()) return;
-      vacuum.ran(await countRows());
-      await db.query(`vacuum (analyze) ${table}`);
-    },
+    optimize: maintenance.optimize,
 
     eachIdPage: (size, fn) => eachTableIdPage(db, table, size, fn),
 
     holding: (ids) => tableHolding(db, table, ids),
 
-    count: countRows,
+    count: maintenance.count,
 
     close: async () => undefined,
   };

@@ -3,7 +3,7 @@ import type { Database } from "../../db/database.js";
 import { eachTableIdPage, tableHolding } from "../../db/table-ids.js";
 import { pgvectorSql } from "./pgvector-sql.js";
 import { cachedCorpusStats, type CorpusStats } from "../corpus-stats.js";
-import { maintenanceTrigger, vacuumEveryFraction } from "../maintenance-trigger.js";
+import { pgvectorMaintenance } from "../pgvector-maintenance.js";
 import { backfillMetadataTerms, checkDimensions, lastPerId, matchesNothing, vectorOfText, type MetadataTermsOf } from "./records.js";
 import type { VectorFilter, VectorHit, VectorIndex } from "./vector-index.js";
 
@@ -62,8 +62,7 @@ export async function openPgvectorIndex(db: Database, dimensions: number, metada
     (filter: VectorFilter) => `${filter.workspaceId}\u0000${filter.containers?.join("\u0000") ?? "*"}`,
     async (filter) => (await db.query<CorpusStats>(sql.keywordStats, [filter.workspaceId, filter.containers ?? null]))[0]!,
   );
-  const vacuum = maintenanceTrigger(vacuumEveryFraction);
-  const countRows = async () => (await db.query<{ n: number }>(sql.count))[0]?.n ?? 0;
+  const maintenance = pgvectorMaintenance(db, sql.table);
 
   return {
     kind: "pgvector",
@@ -87,13 +86,13 @@ export async function openPgvectorIndex(db: Database, dimensions: number, metada
         embedding: toSql(Array.from(r.vector)),
       }));
       await db.query(sql.upsert, [JSON.stringify(rows)]);
-      vacuum.wrote(rows.length);
+      maintenance.wrote(rows.length);
     },
 
     async delete(ids) {
       if (ids.length === 0) return;
       await db.query(sql.delete, [ids]);
-      vacuum.wrote(ids.length);
+      maintenance.wrote(ids.length);
     },
 
     async search(vector, filter, k) {
@@ -126,17 +125,13 @@ export async function openPgvectorIndex(db: Database, dimensions: number, metada
       return hits;
     },
 
-    async optimize() {
-      if (!vacuum.due()) return;
-      vacuum.ran(await countRows());
-      await db.query(sql.optimize);
-    },
+    optimize: maintenance.optimize,
 
     eachIdPage: (size, fn) => eachTableIdPage(db, sql.table, size, fn),
 
     holding: (ids) => tableHolding(db, sql.table, ids),
 
-    count: countRows,
+    count: maintenance.count,
 
     close: async () => undefined,
   };

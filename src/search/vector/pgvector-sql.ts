@@ -120,13 +120,9 @@ export function pgvectorSql(dimensions: number) {
         limit $12
       ) h
       order by q.i, h.distance`,
-    count: `select count(*)::int as n from ${table}`,
     /** $1: the page size. Rows indexed before metadata_terms existed. */
     untermed: `select id from ${table} where metadata_terms is null limit $1`,
     /** $1: a JSON array of {id, terms}. */
     setTerms: `update ${table} v set metadata_terms = r.terms from jsonb_to_recordset($1::jsonb) as r(id text, terms text[]) where v.id = r.id`,
-    /** $1: the last id of the previous page or null, $2: the page size. */
-    /** Cleans dead index entries left by updates and deletes, and refreshes the statistics the planner uses to choose between HNSW and the filter indexes. */
-    optimize: `vacuum (analyze) ${table}`,
   };
 }
