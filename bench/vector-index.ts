@@ -21,6 +21,7 @@ import { openLanceIndex } from "../src/search/vector/lancedb-index.js";
 import { openPgvectorIndex } from "../src/search/vector/pgvector-index.js";
 import type { VectorFilter, VectorIndex, VectorRecord } from "../src/search/vector/vector-index.js";
 import { factRecord } from "./lib/fact-record.js";
+import { prng } from "./lib/synthetic.js";
 
 const dims = 512;
 const batchSize = 1000;
@@ -54,16 +55,6 @@ interface RunResult {
   recallAfter: number;
   rssMb: number;
   peakRssMb: number;
-}
-
-function prng(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 function unitVector(rand: () => number): Float32Array {

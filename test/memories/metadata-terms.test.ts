@@ -4,20 +4,11 @@ import { openDatabase, type Database } from "../../src/db/database.js";
 import { addMetadataConditions, Conditions } from "../../src/memories/memory-list.js";
 import { parseMetadataFilter } from "../../src/memories/metadata-filter.js";
 import { filterTerms, metadataTerms } from "../../src/memories/metadata-terms.js";
+import { prng } from "../../bench/lib/synthetic.js";
 
 // The index decides a metadata filter by terms; Postgres decides it by jsonb containment with the filter's
 // arrays compared for equality. Both must agree on every pair: generated metadata and filters (seeded, so
 // every run checks the same pairs), many of them near misses, compared against Postgres itself.
-
-function prng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(s ^ (s >>> 15), 1 | s);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const rand = prng(42);
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;

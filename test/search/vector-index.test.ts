@@ -19,20 +19,10 @@ import type { VectorFilter, VectorIndex, VectorRecord } from "../../src/search/v
 import { indexedIds } from "../support/indexed-ids.js";
 import { startsProcessesTimeoutMs } from "../support/test-server.js";
 import { watchedDatabase } from "../support/watched-database.js";
+import { prng } from "../../bench/lib/synthetic.js";
 
 const dims = 32;
 const repoRoot = path.resolve(import.meta.dirname, "../..");
-
-/** mulberry32: small, seeded, and without the short cycles of an LCG (duplicate vectors would tie). */
-function prng(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function unitVector(rand: () => number): Float32Array {
   const v = Float32Array.from({ length: dims }, () => rand() - 0.5);
