@@ -77,6 +77,10 @@ export async function createMemories(opts: CreateOptions, req: CreateMemoriesReq
   if (batch && (setFields(req).length > 0 || req.supersedes.length > 0)) {
     throw invalidRequest("memories", "exclusive", "send either one memory's fields or a memories array, not both");
   }
+  // Protobuf cannot tell an empty memories array from none: a request that sets nothing names both forms.
+  if (!batch && setFields(req).length === 0) {
+    throw invalidRequest("content", "required", `is required: send one memory's fields, or memories: an array of 1 to ${memoryLimits.batchSize}`);
+  }
   if (req.memories.length > memoryLimits.batchSize) {
     throw invalidRequest("memories", "max_items", `must have at most ${memoryLimits.batchSize} items`);
   }

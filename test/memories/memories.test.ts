@@ -81,6 +81,15 @@ describe.each(backends)("memories over REST (%s)", (backend) => {
     expect(res.body.error.details).toEqual({ field: "memories", rule: "max_items" });
   });
 
+  it("asks for a memory or a batch when a create names neither (an empty memories array included)", async () => {
+    for (const body of [{}, { memories: [] }]) {
+      const res = await agent("POST", "/api/v1/agent/memories", body);
+      expect(res.status).toBe(400);
+      expect(res.body.error.details).toEqual({ field: "content", rule: "required" });
+      expect(res.body.error.message).toBe("content: is required: send one memory's fields, or memories: an array of 1 to 100");
+    }
+  });
+
   it.each([
     [{ type: "fact" }, "content", "required"],
     [{ content: "   ", type: "fact" }, "content", "required"],
