@@ -1,5 +1,5 @@
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
-import { isMap, parseDocument, stringify } from "yaml";
+import { isMap, parseDocument, stringify, visit, type Document, type Node } from "yaml";
 
 // SKILL.md (the Agent Skills format): YAML frontmatter between `---` lines, then the Markdown body.
 // Parsing is bounded: the frontmatter is at most 64 KiB and may use at most a few aliases, so no input
@@ -68,11 +68,25 @@ export function parseFrontmatter(yaml: string): { data: JsonObject } | Violation
   if (error) return { field: "content", rule: "yaml", message: `frontmatter is not valid YAML: ${error.message.split("\n")[0]}` };
   if (doc.contents === null) return { data: {} };
   if (!isMap(doc.contents)) return { field: "content", rule: "yaml", message: "frontmatter must be a YAML mapping" };
+  if (holdsCycle(doc)) return { field: "content", rule: "yaml", message: "frontmatter must not use an alias inside the node its anchor names (a cycle)" };
   try {
     return { data: doc.toJS({ maxAliasCount }) as JsonObject };
   } catch (err) {
     return { field: "content", rule: "yaml", message: `frontmatter is not valid YAML: ${(err as Error).message}` };
   }
+}
+
+/** An alias inside the node it refers to makes the value a cycle, which no JSON (or stored skill) can hold. */
+function holdsCycle(doc: Document): boolean {
+  let cycle = false;
+  visit(doc, {
+    Alias(_, alias, path) {
+      if (!path.includes(alias.resolve(doc) as Node)) return undefined;
+      cycle = true;
+      return visit.BREAK;
+    },
+  });
+  return cycle;
 }
 
 /** True when a frontmatter value is a plain string (not a mapping or a list). */

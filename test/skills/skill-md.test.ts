@@ -100,6 +100,14 @@ describe("SKILL.md import and export", () => {
     expect(() => importSkillMd("---\nname: a\n", noOptions)).toThrow(/not closed/);
   });
 
+  it("rejects an alias inside the node its anchor names (a cycle no JSON can hold); other aliases stay", () => {
+    for (const cycle of ["a: &a [*a]", "metadata: &m {self: *m}", "a: &a {b: [x, {c: *a}]}"]) {
+      expect(() => importSkillMd(`---\nname: loop\ndescription: d\n${cycle}\n---\n`, noOptions), cycle).toThrow(/content: frontmatter must not use an alias inside the node its anchor names/);
+    }
+    const shared = importSkillMd("---\nname: shared\ndescription: &d the same twice\ncompatibility: *d\n---\n", noOptions);
+    expect(shared.fields.compatibility).toBe("the same twice");
+  });
+
   it("bounds the frontmatter: an alias bomb and an oversized frontmatter fail fast", () => {
     const bomb = ["a: &a [x, x, x, x, x, x, x, x, x, x]"];
     for (let i = 0; i < 20; i++) bomb.push(`${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [*${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}]`);

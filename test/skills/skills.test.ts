@@ -230,6 +230,7 @@ describe.each(backends)("skills over REST (%s)", (backend) => {
       ["/update", { slug: "nearly-full", allowedTools: ["a,b"] }, "allowedTools[0]", "tool_name"],
       ["/deprecate", { slug: "nearly-full", message: "m".repeat(1025) }, "message", "max_length"],
       ["/import", { content: "no frontmatter" }, "content", "frontmatter"],
+      ["/import", { content: "---\nname: loop\ndescription: d\nmetadata: &m {self: *m}\n---\n" }, "content", "yaml"],
       ["/export", {}, "id", "required"],
     ];
     const answers = [];
