@@ -4,7 +4,7 @@ import { type AdminService, ApiKeySchema, type WorkspacePlanSchema } from "../..
 import type { Database } from "../db/database.js";
 import { invalidRequest, notFound } from "../errors/api-error.js";
 import { newId } from "../ids.js";
-import { type Plan, type PlanCatalog, rateLimitsSchema } from "../usage/plans.js";
+import { type Plan, type PlanCatalog, rateFields, rateLimitsSchema } from "../usage/plans.js";
 import { planLimitsMessage, rateLimitsMessage } from "../usage/stats-service.js";
 import { containerName, isoInstant, parseOrThrow, workspaceName } from "../validation.js";
 import { z } from "zod";
@@ -50,12 +50,7 @@ function decodeWorkspaceToken(token: string): string | null {
 }
 
 /** An override's given fields, each checked like a plan's; the merged limits are checked again below. */
-const rateOverrideRules = z.object({
-  sustainedPerSecond: z.number().positive().finite().optional(),
-  burstPerSecond: z.number().min(1).finite().optional(),
-  burstSeconds: z.number().min(0).finite().optional(),
-  concurrency: z.number().int().min(1).max(100_000).optional(),
-});
+const rateOverrideRules = z.object(rateFields).partial();
 
 function workspacePlanMessage(workspace: string, plan: Plan): MessageInitShape<typeof WorkspacePlanSchema> {
   return { workspace, plan: plan.name, limits: planLimitsMessage(plan), rateLimits: rateLimitsMessage(plan, null) };

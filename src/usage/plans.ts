@@ -4,25 +4,28 @@ import { z } from "zod";
 // defaults. Each workspace is on one plan (DEFAULT_PLAN until an admin sets another).
 
 const maxCap = 2_147_483_647;
-const positive = z.number().positive().finite();
 /** A cap; null is unlimited. */
 const cap = z.number().int().min(0).max(maxCap).nullable();
 
+/** Each rate field's rule, for a plan's rate and for an admin's per-key override of some of them. */
+export const rateFields = {
+  /** Requests per second a key may send indefinitely. */
+  sustainedPerSecond: z.number().positive("must be greater than 0"),
+  /** Requests per second during a burst. */
+  burstPerSecond: z.number().min(1, "must be at least 1"),
+  /** How long a burst at burstPerSecond may last. */
+  burstSeconds: z.number().min(0, "must be at least 0"),
+  /** Requests of one key in flight at once, per node. */
+  concurrency: z.number().int("must be a whole number").min(1, "must be 1 to 100000").max(100_000, "must be 1 to 100000"),
+};
+
 export const rateLimitsSchema = z
-  .object({
-    /** Requests per second a key may send indefinitely. */
-    sustainedPerSecond: positive,
-    /** Requests per second during a burst. */
-    burstPerSecond: z.number().min(1).finite(),
-    /** How long a burst at burstPerSecond may last. */
-    burstSeconds: z.number().min(0).finite(),
-    /** Requests of one key in flight at once, per node. */
-    concurrency: z.number().int().min(1).max(100_000),
-  })
+  .object(rateFields)
   .strict()
   .refine((r) => r.burstPerSecond >= r.sustainedPerSecond, {
-    message: "burstPerSecond must be at least sustainedPerSecond",
+    message: "must be at least sustainedPerSecond",
     path: ["burstPerSecond"],
+    params: { rule: "at_least_sustained" },
   });
 
 export type RateLimits = z.infer<typeof rateLimitsSchema>;

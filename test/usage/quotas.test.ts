@@ -202,7 +202,12 @@ describe.each(backends)("plan quotas, cost ceiling and stats (%s)", (backend) =>
     expect(moved.body).toMatchObject({ workspace, plan: "wide", rateLimits: { concurrency: 200 } });
     const bad = await admin()("PUT", `/api/v1/admin/keys/${keyId}/rate-limits`, { sustainedPerSecond: 1000 });
     expect(bad.status).toBe(400); // burst (500) below the sustained rate
-    expect(bad.body.error.details.field).toBe("burstPerSecond");
+    expect(bad.body.error).toMatchObject({
+      message: "burstPerSecond: must be at least sustainedPerSecond",
+      details: { field: "burstPerSecond", rule: "at_least_sustained" },
+    });
+    const negative = await admin()("PUT", `/api/v1/admin/keys/${keyId}/rate-limits`, { sustainedPerSecond: -1 });
+    expect(negative.body.error).toMatchObject({ message: "sustainedPerSecond: must be greater than 0", details: { field: "sustainedPerSecond", rule: "min" } });
 
     const set = await admin()("PUT", `/api/v1/admin/keys/${keyId}/rate-limits`, { sustainedPerSecond: 1000, burstPerSecond: 2000 });
     expect(set.body.rateLimits).toEqual({ sustainedPerSecond: 1000, burstPerSecond: 2000, burstSeconds: 10, concurrency: 200, source: "key" });
