@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { apiError } from "./errors/api-error.js";
+import { apiError, invalidRequest } from "./errors/api-error.js";
 
 // Shared field rules and the one bridge from zod to invalid_request.
 
@@ -29,6 +29,16 @@ export const isoInstant = z.string().transform((text, ctx) => {
   }
   return date;
 });
+
+/**
+ * A creation-time window (after inclusive, before exclusive) that holds no instant is refused, not
+ * answered empty: listing memories, recall and listing traces all take one.
+ */
+export function checkCreatedWindow(w: { createdAfter?: Date | undefined; createdBefore?: Date | undefined }): void {
+  if (w.createdAfter && w.createdBefore && w.createdAfter >= w.createdBefore) {
+    throw invalidRequest("createdBefore", "after_created_after", "must be after createdAfter");
+  }
+}
 
 /** Joins a field path the way errors name fields: memories[3].tags[0]. */
 export function fieldPath(path: readonly PropertyKey[], prefix = ""): string {

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { MemoryState, type ListMemoriesRequest, type ListShadowedMemoriesRequest } from "../../gen/agent/v1/memory_pb.js";
 import { invalidRequest } from "../errors/api-error.js";
-import { containerName, isoInstant, parseOrThrow } from "../validation.js";
+import { checkCreatedWindow, containerName, isoInstant, parseOrThrow } from "../validation.js";
 import { memoryLimits, memoryTypes } from "./memory-rules.js";
 import { parseMetadataFilter, type MetadataFilter } from "./metadata-filter.js";
 
@@ -66,9 +66,7 @@ function decodeListCursor(token: string): ListCursor {
 
 export function parseListRequest(req: ListMemoriesRequest): ListQuery {
   const r = parseOrThrow(listRules, req);
-  if (r.createdAfter && r.createdBefore && r.createdAfter >= r.createdBefore) {
-    throw invalidRequest("createdBefore", "after_created_after", "must be after createdAfter");
-  }
+  checkCreatedWindow(r);
   return {
     containers: [...new Set(r.containers)],
     types: r.types.map((n) => memoryTypes.byNumber.get(n)!),

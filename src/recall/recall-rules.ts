@@ -3,7 +3,7 @@ import type { RecallRequest } from "../../gen/agent/v1/recall_pb.js";
 import { SearchMode as SearchModeEnum } from "../../gen/agent/v1/recall_pb.js";
 import { memoryTypes, severities, severityOrder } from "../memories/memory-rules.js";
 import { parseMetadataFilter, type MetadataFilter } from "../memories/metadata-filter.js";
-import { containerName, isoInstant, parseOrThrow } from "../validation.js";
+import { checkCreatedWindow, containerName, isoInstant, parseOrThrow } from "../validation.js";
 import type { SearchMode } from "./scoring.js";
 
 export const recallLimits = { defaultLimit: 10, maxLimit: 100, queryChars: 4096, maxThreshold: 1.5 } as const;
@@ -73,6 +73,7 @@ export interface RecallQuery {
 
 export function parseRecallRequest(req: RecallRequest, receiptsEnabled: boolean, now: Date): RecallQuery {
   const r = parseOrThrow(recallRules, req);
+  checkCreatedWindow(r);
   const minSeverity = r.severity === 0 ? null : severities.byNumber.get(r.severity)!;
   return {
     query: r.query.trim(),

@@ -22,7 +22,7 @@ import { findSuperseded, type Superseded } from "../memories/memory-store.js";
 import { metadataFilterJson } from "../memories/metadata-filter.js";
 import { filterTerms } from "../memories/metadata-terms.js";
 import { snippet } from "../memories/snippet.js";
-import { containerName, isoInstant, parseOrThrow } from "../validation.js";
+import { checkCreatedWindow, containerName, isoInstant, parseOrThrow } from "../validation.js";
 import { runRecall, type RecallEngineDeps, type RecallResult, type ScoredCandidate } from "./recall-engine.js";
 import { parseRecallRequest, type RecallQuery } from "./recall-rules.js";
 import type { TraceRecord, TraceStore } from "./trace-store.js";
@@ -219,6 +219,7 @@ export function recallService(deps: RecallServiceDeps): ServiceImpl<typeof Recal
     async listRecallTraces(req, ctx) {
       const principal = agentPrincipal(ctx);
       const r = parseOrThrow(listRules, req);
+      checkCreatedWindow(r);
       if (r.container && principal.container !== null && r.container !== principal.container) {
         throw apiError("forbidden", `this key is scoped to container ${principal.container}`, { container: r.container });
       }

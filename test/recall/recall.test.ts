@@ -241,6 +241,7 @@ describe.each(backends)("recall (%s)", (backend) => {
       [{ query: "x", types: ["opinion"] }, "types[0]", "enum"],
       [{ query: "x", severity: "extreme" }, "severity", "enum"],
       [{ query: "x", validAt: "noon" }, "validAt", "iso8601"],
+      [{ query: "x", createdAfter: "2026-02-01", createdBefore: "2026-02-01" }, "createdBefore", "after_created_after"],
       [{ query: "x", maxTokens: 0 }, "maxTokens", "min"],
       [{ query: "x", colour: "red" }, "colour", "unknown_field"],
     ] as const) {

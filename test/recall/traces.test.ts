@@ -52,6 +52,12 @@ describe.each(backends)("recall traces stay inside their scope (%s)", (backend) 
     expect(filtered.body.traces.map((t: { traceId: string }) => t.traceId).sort()).toEqual([traceOf.onlyOne, traceOf.own].sort());
   });
 
+  it("refuses a creation-time window that holds no instant, as listing memories does", async () => {
+    const res = await agentOne("GET", "/api/v1/agent/recall/traces?createdAfter=2026-02-01&createdBefore=2026-01-01");
+    expect(res.status).toBe(400);
+    expect(res.body.error.details).toEqual({ field: "createdBefore", rule: "after_created_after" });
+  });
+
   it("records the request with the spec's enum names, read over REST and Connect", async () => {
     const viaRest = await agentOne("GET", `/api/v1/agent/recall/traces/${traceOf.own}`);
     expect(viaRest.body.request).toEqual({ query: "own question", searchMode: "keyword" });
