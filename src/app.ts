@@ -251,7 +251,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     await fastify.register(healthPlugin, { readiness, database: db.kind });
     await fastify.register(rateLimitPlugin, { auth, admission });
     await fastify.register(bodyGuardPlugin, { bodyTimeoutMs: config.REQUEST_BODY_TIMEOUT_MS });
-    await fastify.register(restRoutes, { bindings });
+    await fastify.register(restRoutes, { bindings, auth });
     const openApi = await readFile(openApiPath, "utf8");
     fastify.get("/api/v1/agent/openapi.json", async (req, reply) => {
       await auth.authenticate(requestHeaders(req.headers));

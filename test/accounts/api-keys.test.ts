@@ -90,6 +90,17 @@ describe.each(backends)("API keys over the admin REST API (%s)", (backend) => {
       expectError(await rest(server.url, "amk_not-a-real-key")("GET", "/api/v1/admin/keys"), 401, "auth_failed");
     });
 
+    it("checks the key before the input: a bad body or query without a valid key is 401, not 400", async () => {
+      const stranger = rest(server.url, "amk_not-a-real-key");
+      expectError(await stranger("POST", "/api/v1/agent/memories", '{"content": '), 401, "auth_failed");
+      expectError(await stranger("POST", "/api/v1/agent/recall", { query: "x", searchMode: "fuzzy" }), 401, "auth_failed");
+      expectError(await stranger("GET", "/api/v1/admin/keys?includeRevoked=maybe"), 401, "auth_failed");
+      const anonymous = await fetch(`${server.url}/api/v1/agent/memories`, { method: "POST", headers: { "content-type": "application/json" }, body: "{" });
+      expect(anonymous.status).toBe(401);
+      // With a valid key the same input is judged.
+      expectError(await rest(server.url, adminKey)("GET", "/api/v1/admin/keys?includeRevoked=maybe"), 400, "invalid_request");
+    });
+
     it("refuses agent keys with 403 forbidden", async () => {
       for (const body of [{ workspace: "acme", container: "agent-1" }, { workspace: "acme" }]) {
         const agent = rest(server.url, (await createKey(body)).key);
