@@ -271,6 +271,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       maxBytes: config.BODY_LIMIT_BYTES,
       bodyTimeoutMs: config.REQUEST_BODY_TIMEOUT_MS,
       auth,
+      keylessServices: new Set([Health.typeName]),
       admission,
     });
 

@@ -8,12 +8,15 @@ import http2 from "node:http2";
  */
 export function closeAfterResponse(req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse): void {
   if ("stream" in req) {
-    // The stream's own 'finish': while its body is being read, the response emits no 'finish' and
-    // Node leaves the stream open.
+    // A compatibility response ends with trailers, sent on 'wantTrailers' by Node's own listener (the
+    // first); the reset goes after them. Closed at the stream's 'finish', before them, gRPC clients
+    // never got the call's status (grpc-js waited, or failed the call as INTERNAL).
     const stream = req.stream;
-    stream.once("finish", () => {
-      if (!stream.closed) stream.close(http2.constants.NGHTTP2_NO_ERROR);
-    });
+    stream.once("wantTrailers", () =>
+      setImmediate(() => {
+        if (!stream.closed) stream.close(http2.constants.NGHTTP2_NO_ERROR);
+      }),
+    );
   } else if (!res.headersSent) {
     (res as http.ServerResponse).setHeader("connection", "close");
   }

@@ -233,6 +233,8 @@ describe("errors outside the RPCs are in the error model", () => {
       ["a header shorter than 5 bytes", Buffer.from([0, 0]), {}, "framing"],
     ])("answers %s with INVALID_ARGUMENT and ErrorInfo", async (_name, body, headers, rule) => {
       const res = await h2Request(server.url, grpcHeaders(headers), body);
+      // In trailers, after the headers, as gRPC clients read a status.
+      expect(res.trailers["grpc-status"]).toBe("3");
       const fields = statusOf(res);
       expect(expectGrpcError(fields)).toMatchObject({ grpcStatus: 3, reason: "invalid_request", metadata: { rule } });
       expect(fields["x-ratelimit-limit"] ?? res.headers["x-ratelimit-limit"]).toBeDefined();

@@ -77,6 +77,17 @@ describe.each(backends)("every transport serves the same memories (%s)", (backen
     expect((invalid as ConnectError).rawMessage).toBe(`type: is required: one of ${protoTypes}`);
   });
 
+  it("checks the key before it decodes the message: a bad key with a malformed message is unauthenticated", async () => {
+    const call = (authorization: string) =>
+      fetch(`${server.url}/agent.v1.MemoryService/CreateMemories`, { method: "POST", headers: { "content-type": "application/json", authorization }, body: "{" });
+    const stranger = await call("Bearer amk_not_a_key");
+    expect(stranger.status).toBe(401);
+    expect(((await stranger.json()) as { code: string }).code).toBe("unauthenticated");
+    const keyed = await call(`Bearer ${key}`);
+    expect(keyed.status).toBe(400);
+    expect(((await keyed.json()) as { code: string }).code).toBe("invalid_argument");
+  });
+
   it("names enum values in validation messages as each transport spells them", async () => {
     const viaRest = await rest(server.url, key)("POST", "/api/v1/agent/memories", { content: "no type" });
     expect(viaRest.body.error).toMatchObject({ message: "type: is required: one of fact, lesson, directive, preference, contact, bookmark" });
@@ -136,6 +147,14 @@ describe.each(backends)("every transport serves the same memories (%s)", (backen
     const unauthenticated = (await badKey.call("getMemory", { id: "mem_x" }).catch((e: unknown) => e)) as grpc.ServiceError;
     badKey.close();
     expect(unauthenticated.code).toBe(grpc.status.UNAUTHENTICATED);
+
+    // Refused before any RPC runs (the message is over BODY_LIMIT_BYTES, 4 MiB): the status still reaches
+    // grpc-js, which reads it only from trailers (it hung when the refusal carried it in the headers).
+    const oversized = (await grpcMemories
+      .call("createMemories", { content: "x".repeat(5 * 1024 * 1024), type: "MEMORY_TYPE_FACT" })
+      .catch((e: unknown) => e)) as grpc.ServiceError;
+    expect(oversized.code).toBe(grpc.status.INVALID_ARGUMENT);
+    expect((oversized.metadata.get("grpc-status-details-bin")[0] as Buffer).toString("latin1")).toContain("max_size");
   });
 
   it("decodes the ErrorInfo detail exactly over Connect's binary error form", async () => {

@@ -8,7 +8,7 @@ import type { Authenticator } from "../../accounts/authenticator.js";
 import { logFieldsOf, noteCaller, noteError } from "../../observability/request-log.js";
 import { closeAfterResponse } from "../close-unfinished.js";
 import { requestHeaders } from "../headers.js";
-import { vetBody, vetHeaders, type VetOptions } from "./vet-request.js";
+import { readBody, vetBody, vetHeaders, type VetOptions } from "./vet-request.js";
 import { errorResponse, refusalWireOf, wireOf, type Wire } from "./wire.js";
 
 export interface ConnectRoutesOptions {
@@ -19,6 +19,8 @@ export interface ConnectRoutesOptions {
   /** REQUEST_BODY_TIMEOUT_MS. */
   bodyTimeoutMs: number;
   auth: Authenticator;
+  /** Services callable without a key (gRPC health); every other call's key is checked before its body is read. */
+  keylessServices: ReadonlySet<string>;
   admission: Admission;
 }
 
@@ -113,7 +115,17 @@ export async function connectRoutes(app: FastifyInstance, opts: ConnectRoutesOpt
     if (refused) return refused;
     try {
       bodyReadStarted.add(req);
-      return await vetBody(wire, handler.method, header, requestBody(req), vet);
+      // Read whole (an HTTP/2 stream answered mid-request is reset, which gRPC clients report as INTERNAL),
+      // but decoded only for a caller with a valid key: others get unauthenticated, not a verdict on the message.
+      const bytes = await readBody(wire, requestBody(req), vet);
+      if (!opts.keylessServices.has(handler.service.typeName)) {
+        const unauthenticated = await opts.auth.authenticate(header).then(
+          () => undefined,
+          (err: unknown) => ConnectError.from(err),
+        );
+        if (unauthenticated) return unauthenticated;
+      }
+      return await vetBody(wire, handler.method, header, bytes, vet);
     } catch (err) {
       if (err instanceof ConnectError) return err;
       throw err;

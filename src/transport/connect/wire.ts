@@ -69,9 +69,11 @@ export function refusalWireOf(contentType: string | null): Wire | undefined {
 }
 
 /**
- * A complete error response in the wire's protocol: Connect's JSON error body with its HTTP status,
- * or a gRPC / gRPC-Web trailers-only response. The error's details (our ErrorInfo) and metadata
- * (rate-limit headers) are carried as Connect itself would carry them.
+ * A complete error response in the wire's protocol: Connect's JSON error body with its HTTP status; for
+ * gRPC, headers and then the status in trailers, as Connect answers a failed call (grpc-js waits for
+ * trailers: a status in the headers of a response that is not ended with them left it hanging or
+ * failing with INTERNAL); for gRPC-Web a trailers-only response. The error's details (our ErrorInfo)
+ * and metadata (rate-limit headers) are carried as Connect itself would carry them.
  */
 export function errorResponse(wire: Wire | undefined, err: ConnectError): UniversalServerResponse {
   const header = new Headers();
@@ -85,6 +87,10 @@ export function errorResponse(wire: Wire | undefined, err: ConnectError): Univer
     };
   }
   header.set("content-type", wire.contentType);
-  protoGrpc.setTrailerStatus(header, err);
-  return { status: 200, header };
+  if (wire.protocol === "grpc-web") {
+    protoGrpc.setTrailerStatus(header, err);
+    return { status: 200, header };
+  }
+  err.metadata.forEach((value, name) => header.set(name, value));
+  return { status: 200, header, body: createAsyncIterable([]), trailer: protoGrpc.setTrailerStatus(new Headers(), err) };
 }
