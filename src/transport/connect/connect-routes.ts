@@ -8,7 +8,7 @@ import type { Authenticator } from "../../accounts/authenticator.js";
 import { logFieldsOf, noteCaller, noteError } from "../../observability/request-log.js";
 import { closeAfterResponse } from "../close-unfinished.js";
 import { requestHeaders } from "../headers.js";
-import { readBody, vetBody, vetHeaders, type VetOptions } from "./vet-request.js";
+import { vetBody, vetHeaders, type VetOptions } from "./vet-request.js";
 import { errorResponse, refusalWireOf, wireOf, type Wire } from "./wire.js";
 
 export interface ConnectRoutesOptions {
@@ -113,19 +113,17 @@ export async function connectRoutes(app: FastifyInstance, opts: ConnectRoutesOpt
     const header = requestHeaders(req.headers);
     const refused = vetHeaders(wire, header, vet);
     if (refused) return refused;
+    // A caller without a valid key gets unauthenticated, not a verdict on its message, and costs no reading.
+    if (!opts.keylessServices.has(handler.service.typeName)) {
+      const unauthenticated = await opts.auth.authenticate(header).then(
+        () => undefined,
+        (err: unknown) => ConnectError.from(err),
+      );
+      if (unauthenticated) return unauthenticated;
+    }
     try {
       bodyReadStarted.add(req);
-      // Read whole (an HTTP/2 stream answered mid-request is reset, which gRPC clients report as INTERNAL),
-      // but decoded only for a caller with a valid key: others get unauthenticated, not a verdict on the message.
-      const bytes = await readBody(wire, requestBody(req), vet);
-      if (!opts.keylessServices.has(handler.service.typeName)) {
-        const unauthenticated = await opts.auth.authenticate(header).then(
-          () => undefined,
-          (err: unknown) => ConnectError.from(err),
-        );
-        if (unauthenticated) return unauthenticated;
-      }
-      return await vetBody(wire, handler.method, header, bytes, vet);
+      return await vetBody(wire, handler.method, header, requestBody(req), vet);
     } catch (err) {
       if (err instanceof ConnectError) return err;
       throw err;

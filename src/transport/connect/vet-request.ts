@@ -43,17 +43,19 @@ function compressionOf(name: string | null, opts: VetOptions): Compression | nul
   return opts.compressions.find((c) => c.name === name);
 }
 
-/** Reads the whole body of a unary call, within the size limit and the deadline. */
-export function readBody(wire: Wire, body: AsyncIterable<Uint8Array>, opts: VetOptions): Promise<Uint8Array> {
-  return readWithin(body, opts.maxBytes + (wire.protocol !== "connect" ? envelopeHeaderBytes : 0), opts.bodyTimeoutMs);
-}
-
 /**
- * Checks that a unary call's body (as readBody read it) is exactly one message of the method's input
- * type; returns its bytes as received, for Connect to decode again.
+ * Reads the whole body of a unary call within the deadline and checks that it is exactly one
+ * message of the method's input type; returns its bytes as received, for Connect to decode again.
  */
-export async function vetBody(wire: Wire, method: DescMethod, header: Headers, bytes: Uint8Array, opts: VetOptions): Promise<Uint8Array> {
+export async function vetBody(
+  wire: Wire,
+  method: DescMethod,
+  header: Headers,
+  body: AsyncIterable<Uint8Array>,
+  opts: VetOptions,
+): Promise<Uint8Array> {
   const framed = wire.protocol !== "connect";
+  const bytes = await readWithin(body, opts.maxBytes + (framed ? envelopeHeaderBytes : 0), opts.bodyTimeoutMs);
   const compression = compressionOf(header.get(wire.encodingHeader), opts) ?? null;
   let message = bytes;
   if (framed) {
