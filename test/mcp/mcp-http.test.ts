@@ -151,6 +151,24 @@ describe.each(backends)("MCP over Streamable HTTP (%s)", (backend) => {
     await expect(client.callTool({ name: "memory_explode", arguments: {} })).rejects.toThrow(/unknown tool memory_explode/);
   });
 
+  it("answers a tools/call whose arguments are not an object as invalid params naming the field", async () => {
+    const callWith = async (params: unknown) => {
+      const res = await fetch(`${server.url}/mcp`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json", accept: "application/json, text/event-stream" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/call", params }),
+      });
+      expect(res.status).toBe(200);
+      return (await res.json()) as { id: number; error: { code: number; message: string; data: { error: { details: unknown } } } };
+    };
+    // Agents send a tool's input as a string of JSON: the SDK's own answer was an internal error.
+    const stringArguments = await callWith({ name: "recall", arguments: JSON.stringify({ query: "x" }) });
+    expect(stringArguments).toMatchObject({ id: 7, error: { code: -32602, message: expect.stringMatching(/^params\.arguments: must be a JSON object/) } });
+    expect(stringArguments.error.data.error.details).toEqual({ field: "params.arguments", rule: "type" });
+    expect((await callWith({ arguments: {} })).error.data.error.details).toEqual({ field: "params.name", rule: "type" });
+    expect((await callWith("recall")).error.data.error.details).toEqual({ field: "params", rule: "type" });
+  });
+
   it("answers MARKETPLACE_DISABLED from marketplace tools while the flag is off, as REST", async () => {
     for (const method of marketplaceTools) {
       const route = restRouteOf(method)!;

@@ -7,7 +7,7 @@ import { logFieldsOf, noteCaller } from "../../observability/request-log.js";
 import { mcpPath } from "../api-paths.js";
 import { requestHeaders } from "../headers.js";
 import type { ServiceBinding } from "../service-binding.js";
-import { mcpServer, mcpServerParts } from "./mcp-server.js";
+import { invalidToolCall, mcpServer, mcpServerParts } from "./mcp-server.js";
 import type { McpToolDefinition } from "./tool-definitions.js";
 
 export interface McpRoutesOptions {
@@ -36,6 +36,11 @@ export async function mcpRoutes(app: FastifyInstance, opts: McpRoutesOptions): P
     noteCaller(logFieldsOf(req), principal);
     if (principal.role !== "agent") throw apiError("forbidden", "admin keys cannot use the MCP server: use an agent key");
     if (Array.isArray(req.body)) throw invalidRequest("body", "batch", "must be one JSON-RPC message: batches are not accepted");
+    const invalidCall = invalidToolCall(req.body);
+    if (invalidCall) {
+      const { code, message, data } = invalidCall;
+      return reply.send({ jsonrpc: "2.0", id: (req.body as { id?: unknown }).id ?? null, error: { code, message, data } });
+    }
 
     // Handlers see the key only: MCP clients send the same configured headers with every message, so
     // an Idempotency-Key among them would make every later memory_create replay the first one.

@@ -15,7 +15,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation";
 import type { FastifyBaseLogger } from "fastify";
-import { describeError } from "../../errors/api-error.js";
+import { describeError, invalidRequest } from "../../errors/api-error.js";
 import { noteError, type RequestLogFields } from "../../observability/request-log.js";
 import type { ServiceBinding } from "../service-binding.js";
 import { bindRpc, callRpc, type BoundRpc } from "./rpc-caller.js";
@@ -29,7 +29,7 @@ import {
   type SkillRpcs,
 } from "./skill-resources.js";
 import type { McpToolDefinition } from "./tool-definitions.js";
-import { JsonRpcError, toolError, toolResult } from "./tool-results.js";
+import { JsonRpcError, protocolError, toolError, toolResult } from "./tool-results.js";
 
 const instructions =
   "agentmem stores memories and skills for the API key's workspace and containers. " +
@@ -71,6 +71,26 @@ async function callTool(parts: McpServerParts, rpc: BoundRpc, args: JsonValue, h
     if (!(err instanceof ConnectError)) parts.log.error({ err, tool: rpc.method.name }, "unexpected MCP tool failure");
     return toolError(describeError(err));
   }
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/**
+ * Why a tools/call message cannot be called, as invalid params in the error model; undefined for any
+ * other message. The SDK answers params its schema refuses as an internal error with that schema's
+ * report, and agents often send a tool's arguments as a string of JSON: they are told so instead.
+ */
+export function invalidToolCall(message: unknown): JsonRpcError | undefined {
+  if (!isObject(message) || message.method !== "tools/call") return undefined;
+  const params = message.params;
+  const problem = !isObject(params)
+    ? invalidRequest("params", "type", "must be an object with the tool's name and arguments")
+    : typeof params.name !== "string"
+      ? invalidRequest("params.name", "type", "must be the tool's name (a string)")
+      : params.arguments !== undefined && !isObject(params.arguments)
+        ? invalidRequest("params.arguments", "type", "must be a JSON object of the tool's input, not a string or an array")
+        : undefined;
+  return problem && protocolError(problem, ErrorCode.InvalidParams);
 }
 
 /**
