@@ -155,6 +155,16 @@ describe.each(backends)("every transport serves the same memories (%s)", (backen
       .catch((e: unknown) => e)) as grpc.ServiceError;
     expect(oversized.code).toBe(grpc.status.INVALID_ARGUMENT);
     expect((oversized.metadata.get("grpc-status-details-bin")[0] as Buffer).toString("latin1")).toContain("max_size");
+
+    // grpc-message is percent-encoded as gRPC specifies (only non-printable bytes and '%'), so grpc-js,
+    // which decodes it with decodeURI, shows each message as written: from the handler, from a refusal
+    // before it, and with non-ASCII text.
+    expect(unauthenticated.details).toBe("the API key is invalid, revoked or expired");
+    expect(oversized.details).toBe("body: is larger than the request size limit");
+    const untyped = (await grpcMemories.call("createMemories", { content: "x" }).catch((e: unknown) => e)) as grpc.ServiceError;
+    expect(untyped.details).toMatch(/^type: is required: one of MEMORY_TYPE_FACT, /);
+    const accented = (await grpcMemories.call("getMemory", { id: "mem_café 100%" }).catch((e: unknown) => e)) as grpc.ServiceError;
+    expect(accented.details).toBe("memory mem_café 100% does not exist");
   });
 
   it("decodes the ErrorInfo detail exactly over Connect's binary error form", async () => {

@@ -9,7 +9,7 @@ import { logFieldsOf, noteCaller, noteError } from "../../observability/request-
 import { closeAfterResponse } from "../close-unfinished.js";
 import { requestHeaders } from "../headers.js";
 import { vetBody, vetHeaders, type VetOptions } from "./vet-request.js";
-import { errorResponse, refusalWireOf, wireOf, type Wire } from "./wire.js";
+import { errorResponse, refusalWireOf, wireOf, withGrpcTrailerEncoding, type Wire } from "./wire.js";
 
 export interface ConnectRoutesOptions {
   routes(router: ConnectRouter): void;
@@ -57,10 +57,13 @@ export async function connectRoutes(app: FastifyInstance, opts: ConnectRoutesOpt
       res =
         vetted instanceof ConnectError
           ? await refuse(req, wire, vetted)
-          : await handler({
-              ...universalRequestFromNodeRequest(req.raw, reply.raw, undefined, opts.contextValues(req)),
-              body: createAsyncIterable([vetted]),
-            });
+          : withGrpcTrailerEncoding(
+              wire,
+              await handler({
+                ...universalRequestFromNodeRequest(req.raw, reply.raw, undefined, opts.contextValues(req)),
+                body: createAsyncIterable([vetted]),
+              }),
+            );
     } catch (err) {
       req.log.error({ err, rpc: `${handler.service.typeName}/${handler.method.name}` }, "unexpected failure");
       noteError(logFieldsOf(req), err);

@@ -92,5 +92,39 @@ export function errorResponse(wire: Wire | undefined, err: ConnectError): Univer
     return { status: 200, header };
   }
   err.metadata.forEach((value, name) => header.set(name, value));
-  return { status: 200, header, body: createAsyncIterable([]), trailer: protoGrpc.setTrailerStatus(new Headers(), err) };
+  return { status: 200, header, body: createAsyncIterable([]), trailer: withSpecGrpcMessage(protoGrpc.setTrailerStatus(new Headers(), err)) };
+}
+
+/**
+ * grpc-message as gRPC's protocol encodes it: UTF-8 with only the bytes outside printable ASCII, and
+ * '%', percent-encoded. Connect encodes it with encodeURIComponent, which also escapes ':' and ',';
+ * grpc-js decodes with decodeURI, which leaves those escaped ("content%3A is required").
+ */
+export function grpcMessageEncoding(message: string): string {
+  let out = "";
+  for (const byte of Buffer.from(message, "utf8")) {
+    out += byte >= 0x20 && byte <= 0x7e && byte !== 0x25 ? String.fromCharCode(byte) : `%${byte.toString(16).toUpperCase().padStart(2, "0")}`;
+  }
+  return out;
+}
+
+/** Re-encodes a gRPC trailer's grpc-message (as Connect wrote it) the protocol's way; returns the trailer. */
+function withSpecGrpcMessage(trailer: Headers): Headers {
+  const message = trailer.get("grpc-message");
+  if (message !== null) trailer.set("grpc-message", grpcMessageEncoding(decodeURIComponent(message)));
+  return trailer;
+}
+
+/**
+ * A gRPC response from Connect's handler whose grpc-message, written to its trailer once the body has
+ * ended, is re-encoded the protocol's way before the trailer is sent.
+ */
+export function withGrpcTrailerEncoding(wire: Wire | undefined, res: UniversalServerResponse): UniversalServerResponse {
+  const { body, trailer } = res;
+  if (wire?.protocol !== "grpc" || trailer === undefined || body === undefined) return res;
+  async function* reencodedAtEnd(chunks: AsyncIterable<Uint8Array>, end: Headers) {
+    yield* chunks;
+    withSpecGrpcMessage(end);
+  }
+  return { ...res, body: reencodedAtEnd(body, trailer) };
 }
