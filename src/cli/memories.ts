@@ -156,7 +156,9 @@ async function importMemories(args: string[]): Promise<number> {
   const batchSize = Number(values["batch-size"] ?? maxBatch);
   if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > maxBatch) throw new CliError(`--batch-size must be 1 to ${maxBatch}`);
   const checkpointFile = `${file}.checkpoint`;
-  const { size } = await stat(file);
+  const { size } = await stat(file).catch((err: NodeJS.ErrnoException) => {
+    throw new CliError(`cannot read ${file}: ${err.code === "ENOENT" ? "no such file" : err.message}`);
+  });
   const saved = await readFile(checkpointFile, "utf8").then((t) => JSON.parse(t) as Checkpoint, () => null);
   const resumeAfter = saved && saved.size === size ? saved.line : 0;
   const total = await countLines(file);
@@ -205,14 +207,9 @@ async function importMemories(args: string[]): Promise<number> {
 
 /** Runs `agentmem memories <command> ...`; resolves to the process exit code. */
 export async function memoriesCommand(command: string | undefined, args: string[]): Promise<number> {
-  try {
-    if (command === "list") return await list(args);
-    if (command === "export") return await exportMemories(args);
-    if (command === "import") return await importMemories(args);
-    console.error(`usage:\n${memoriesUsage}`);
-    return 2;
-  } catch (err) {
-    console.error(err instanceof CliError || err instanceof TypeError ? err.message : String(err));
-    return 1;
-  }
+  if (command === "list") return await list(args);
+  if (command === "export") return await exportMemories(args);
+  if (command === "import") return await importMemories(args);
+  console.error(`usage:\n${memoriesUsage}`);
+  return 2;
 }

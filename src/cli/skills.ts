@@ -1,7 +1,7 @@
 import { SingleBar } from "cli-progress";
 import { mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { fetchServer } from "./server.js";
+import { CliError, fetchServer } from "./server.js";
 
 // `agentmem skills import|export`: moves skills in and out as SKILL.md directories, through the
 // agent API at AGENTMEM_URL with AGENTMEM_API_KEY.
@@ -20,7 +20,7 @@ const maxFiles = 64;
 
 async function call(route: string, body: unknown): Promise<{ ok: boolean; json: any }> {
   const key = process.env.AGENTMEM_API_KEY;
-  if (!key) throw new Error("AGENTMEM_API_KEY is not set");
+  if (!key) throw new CliError("AGENTMEM_API_KEY is not set");
   const res = await fetchServer(`/api/v1/agent/skills${route}`, {
     method: "POST",
     headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
@@ -46,7 +46,7 @@ async function bundledFiles(dir: string): Promise<SkillFileJson[]> {
       const rel = relative === "" ? entry.name : `${relative}/${entry.name}`;
       if (entry.isDirectory()) await walk(rel);
       else if (entry.isFile() && rel !== "SKILL.md") {
-        if (files.length === maxFiles) throw new Error(`${dir} has more than ${maxFiles} files`);
+        if (files.length === maxFiles) throw new CliError(`${dir} has more than ${maxFiles} files`);
         files.push(fileJson(rel, await readFile(path.join(dir, rel))));
       }
     }
@@ -66,7 +66,7 @@ async function importOne(target: string): Promise<Record<string, unknown>> {
 }
 
 async function importAll(targets: string[]): Promise<boolean> {
-  if (targets.length === 0) throw new Error("name at least one skill directory or SKILL.md file");
+  if (targets.length === 0) throw new CliError("name at least one skill directory or SKILL.md file");
   const bar = process.stdout.isTTY && targets.length > 1 ? new SingleBar({ format: "importing [{bar}] {value}/{total} {path}" }) : null;
   bar?.start(targets.length, 0, { path: "" });
   const results: Array<Record<string, unknown>> = [];
@@ -81,7 +81,7 @@ async function importAll(targets: string[]): Promise<boolean> {
 }
 
 async function exportTo(slug: string | undefined, dir: string | undefined): Promise<boolean> {
-  if (!slug || !dir) throw new Error("usage: agentmem skills export <slug> <dir>");
+  if (!slug || !dir) throw new CliError("usage: agentmem skills export <slug> <dir>");
   const { ok, json } = await call("/export", { slug });
   if (!ok) {
     console.error(JSON.stringify(json));
@@ -93,7 +93,7 @@ async function exportTo(slug: string | undefined, dir: string | undefined): Prom
   for (const [relative, data] of writes) {
     const target = path.resolve(root, relative);
     // The service validates paths; this keeps a compromised server from writing outside <dir>.
-    if (!target.startsWith(root + path.sep)) throw new Error(`refusing to write ${relative} outside ${dir}`);
+    if (!target.startsWith(root + path.sep)) throw new CliError(`refusing to write ${relative} outside ${dir}`);
     await mkdir(path.dirname(target), { recursive: true });
     await writeFile(target, data);
   }
@@ -103,13 +103,8 @@ async function exportTo(slug: string | undefined, dir: string | undefined): Prom
 
 /** Runs `agentmem skills <command> ...`; resolves to the process exit code. */
 export async function skillsCommand(command: string | undefined, args: string[]): Promise<number> {
-  try {
-    if (command === "import") return (await importAll(args)) ? 0 : 1;
-    if (command === "export") return (await exportTo(args[0], args[1])) ? 0 : 1;
-    console.error(`usage:\n${skillsUsage}`);
-    return 2;
-  } catch (err) {
-    console.error((err as Error).message);
-    return 1;
-  }
+  if (command === "import") return (await importAll(args)) ? 0 : 1;
+  if (command === "export") return (await exportTo(args[0], args[1])) ? 0 : 1;
+  console.error(`usage:\n${skillsUsage}`);
+  return 2;
 }

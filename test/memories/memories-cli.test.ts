@@ -103,9 +103,13 @@ describe("agentmem memories list|export|import", () => {
     expect(copy.body.memories[0]).toMatchObject({ content: last.content, metadata: last.metadata, tags: last.tags, type: last.type, containers: ["agent-2"] });
   });
 
-  it("reports bad flags and server errors with exit code 1", async () => {
+  it("reports server errors and unreadable files with exit code 1, unknown flags with 2, each as agentmem: …", async () => {
     expect((await failing("list", "--metadata", "not json")).stderr).toContain('"field":"metadata"');
-    expect((await failing("import", path.join(dir, "missing.jsonl"))).code).toBe(1);
-    expect((await failing("list", "--colour", "red")).stderr).toContain("colour");
+    const missing = path.join(dir, "missing.jsonl");
+    expect(await failing("import", missing)).toMatchObject({ code: 1, stderr: `agentmem: cannot read ${missing}: no such file\n` });
+    expect(await failing("list", "--limit", "abc")).toMatchObject({ code: 1, stderr: "agentmem: --limit must be a positive integer\n" });
+    const unknownFlag = await failing("list", "--colour", "red");
+    expect(unknownFlag.code).toBe(2);
+    expect(unknownFlag.stderr).toMatch(/^agentmem: Unknown option '--colour'/);
   });
 });
