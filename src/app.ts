@@ -58,6 +58,7 @@ import { ServerReflection as ServerReflectionV1Alpha } from "../gen/grpc/reflect
 import { metricsPlugin } from "./observability/metrics.js";
 import { connectRoutes } from "./transport/connect/connect-routes.js";
 import { clientErrorHandler, frameworkErrorHandler, restErrorHandling } from "./transport/error-handler.js";
+import { jsonBodies } from "./transport/rest/json-bodies.js";
 import { onePortServer } from "./transport/one-port.js";
 import { restRoutes } from "./transport/rest/rest-routes.js";
 import { bindService, clientAddressKey, type ServiceBinding } from "./transport/service-binding.js";
@@ -147,6 +148,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       genReqId: traceIdOf,
       logger: loggerOptions(config, options.logStream),
     });
+    jsonBodies(fastify);
     const maintainer = config.INDEXER_ENABLED
       ? createMaintainerLease(db, `${os.hostname()}/${process.pid}/${randomBytes(4).toString("hex")}`, config.INDEX_MAINTAINER_LEASE_MS, fastify.log)
       : null;

@@ -79,12 +79,22 @@ describe("errors outside the RPCs are in the error model", () => {
       ["an empty body", "", "body", "required"],
       ["broken JSON", '{"content": "x', "body", "format"],
       ["a JSON array", "[1, 2]", "body", "type"],
+      ["a __proto__ key", '{"content": "x", "type": "fact", "metadata": {"__proto__": {"polluted": 1}}}', "body", "forbidden_key"],
+      ["a constructor key holding prototype", '{"content": "x", "type": "fact", "metadata": {"constructor": {"prototype": {}}}}', "body", "forbidden_key"],
     ])("answers %s in the error model without Fastify's wording", async (_name, body, field, rule) => {
       const res = await fetchText("/api/v1/agent/memories", { method: "POST", headers: { "content-type": "application/json" }, body });
       const error = expectRestError(res.status, res.headers, res.text);
       expect(error).toMatchObject({ code: "invalid_request", details: { field, rule } });
       expect(error.message).not.toMatch(/content-type is set to/);
     });
+
+    it.each([["text/plain"], ["text/plain; charset=utf-8"], ["application/x-www-form-urlencoded"]])(
+      "answers a JSON body sent as %s with content-type/content_type",
+      async (contentType) => {
+        const res = await fetchText("/api/v1/agent/memories", { method: "POST", headers: { "content-type": contentType }, body: '{"content": "x", "type": "fact"}' });
+        expect(expectRestError(res.status, res.headers, res.text)).toMatchObject({ code: "invalid_request", details: { field: "content-type", rule: "content_type" } });
+      },
+    );
 
     it("answers a request whose URL and headers exceed Node's 16 KiB limit in the error model", async () => {
       const res = await h1Raw(server.url, `GET /api/v1/agent/memories/${"a".repeat(20_000)} HTTP/1.1\nHost: test\nAuthorization: Bearer ${key}\n`);
