@@ -353,6 +353,14 @@ describe.each(backends)("MCP over Streamable HTTP (%s)", (backend) => {
     expect(err).toBeInstanceOf(StreamableHTTPError);
     expect((err as StreamableHTTPError).code).toBe(401);
 
+    // The key before the body: a malformed message from a stranger is 401, not a verdict on the message.
+    const strangerBadBody = await fetch(`${server.url}/mcp`, {
+      method: "POST",
+      headers: { authorization: "Bearer amk_not_a_key", "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: "{",
+    });
+    expect(strangerBadBody.status).toBe(401);
+
     const admin = await post(`Bearer ${adminKey}`, initialize);
     expect(admin.status).toBe(403);
     expect(await admin.json()).toMatchObject({ error: { code: "forbidden" } });

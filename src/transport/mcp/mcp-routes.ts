@@ -22,19 +22,22 @@ const transportHeaders = ["accept", "content-type", "mcp-protocol-version"];
 
 /**
  * The MCP server at /mcp (Streamable HTTP, stateless, JSON answers). Before any MCP message is
- * read, the request is admitted against the key's rate limits (rate-limit-hook.ts), its body parsed
- * within the body limit and deadline, and its key authenticated: a wrong key is 401 auth_failed in
- * the REST error model, as on /api/. Each POST is one JSON-RPC message; batches would let one
+ * read, the request is admitted against the key's rate limits (rate-limit-hook.ts) and its key
+ * authenticated (a wrong key is 401 auth_failed in the REST error model, as on /api/), then its body
+ * parsed within the body limit and deadline. Each POST is one JSON-RPC message; batches would let one
  * admitted request run many calls, so they are refused.
  */
 export async function mcpRoutes(app: FastifyInstance, opts: McpRoutesOptions): Promise<void> {
   const parts = mcpServerParts(opts.bindings, opts.tools, new AjvJsonSchemaValidator(), app.log);
 
-  app.post(mcpPath, async (req: FastifyRequest, reply: FastifyReply) => {
-    const headers = requestHeaders(req.headers);
-    const principal = await opts.auth.authenticate(headers);
+  const authorize = async (req: FastifyRequest) => {
+    const principal = await opts.auth.authenticate(requestHeaders(req.headers));
     noteCaller(logFieldsOf(req), principal);
     if (principal.role !== "agent") throw apiError("forbidden", "admin keys cannot use the MCP server: use an agent key");
+  };
+
+  app.post(mcpPath, { onRequest: authorize }, async (req: FastifyRequest, reply: FastifyReply) => {
+    const headers = requestHeaders(req.headers);
     if (Array.isArray(req.body)) throw invalidRequest("body", "batch", "must be one JSON-RPC message: batches are not accepted");
     const invalidCall = invalidToolCall(req.body);
     if (invalidCall) {
