@@ -30,11 +30,22 @@ interface Verified {
 
 // A principal's strings and its rate overrides (any JSON an admin gave the key) measured as JSON text.
 const verifiedBytes = (hash: string, v: Verified) => entryOverheadBytes * 2 + stringBytes(hash) + stringBytes(JSON.stringify(v.principal));
+const refusedBytes = (hash: string) => entryOverheadBytes + stringBytes(hash) + 8;
+
+/** The share of AUTH_CACHE_BYTES that remembers refused secrets, apart from the verified keys. */
+const refusedShare = 1 / 4;
+
+const refusal = () => apiError("auth_failed", "the API key is invalid, revoked or expired");
 
 export function createAuthenticator(db: Database, adminSecret: string | undefined, cacheTtlMs: number, cacheBytes: number): Authenticator {
   const adminHash = adminSecret ? hashSecret(adminSecret) : null;
   // Verified keys by secret hash; bounded, and short-lived so revocation on another node applies quickly.
   const cache = new ByteLru<string, Verified>(cacheBytes, verifiedBytes);
+  // Refused secrets, with when to look them up again. A request is authenticated by each layer it passes
+  // (rate limits, route, RPC guard), and a secret no key has can never gain one (secrets are random and
+  // new on create and rotate), so a bad key costs one lookup, not one per layer and request. Kept apart so
+  // a flood of made-up keys evicts only its own kind.
+  const refused = new ByteLru<string, number>(Math.floor(cacheBytes * refusedShare), refusedBytes);
 
   return {
     async authenticate(headers) {
@@ -48,11 +59,13 @@ export function createAuthenticator(db: Database, adminSecret: string | undefine
       const now = Date.now();
       const cached = cache.get(cacheKey);
       if (cached && cached.until > now) return cached.principal;
+      if ((refused.get(cacheKey) ?? 0) > now) throw refusal();
 
       const row = await findActiveKeyByHash(db, hash);
       if (!row) {
         cache.delete(cacheKey);
-        throw apiError("auth_failed", "the API key is invalid, revoked or expired");
+        refused.set(cacheKey, now + cacheTtlMs);
+        throw refusal();
       }
       const principal: Principal = {
         keyId: row.id,
