@@ -199,7 +199,8 @@ export function marketplaceService(db: Database, opts: MarketplaceServiceOptions
       if (byId === bySlug) throw invalidRequest("id", "one_of", "give id, or slug and authorHandle");
       if (bySlug && !req.slug) throw invalidRequest("slug", "required", "is required with authorHandle");
       if (bySlug && !req.authorHandle) throw invalidRequest("authorHandle", "required", "is required with slug");
-      const ref = byId ? { id: req.id! } : { slug: req.slug!, authorHandle: req.authorHandle! };
+      // Slugs and handles are stored lowercase (their rule), so a name typed in capitals still finds its skill.
+      const ref = byId ? { id: req.id! } : { slug: req.slug!.toLowerCase(), authorHandle: req.authorHandle!.toLowerCase() };
       const shown = byId ? req.id! : `${req.authorHandle}/${req.slug}`;
       const id = await findListedSkillId(db, ref);
       const listing = id === undefined ? undefined : await findListing(db, id);

@@ -135,6 +135,8 @@ describe.each(backends)("marketplace over REST (%s)", (backend) => {
       { id: created.id, slug: "pdf-tables", authorHandle: "alice", version: 2 },
     ]);
     expect((await market(alice, "get", { slug: "bob-pdf", authorHandle: "bob-corp" })).body.skill).toMatchObject({ id: forkOfFork.id, lineage: forkOfFork.lineage });
+    // Handles and slugs are lowercase by rule, so a name typed in capitals finds the same skill.
+    expect((await market(alice, "get", { slug: "Bob-PDF", authorHandle: "BOB-Corp" })).body.skill).toMatchObject({ id: forkOfFork.id });
 
     // Report: one open report per workspace and skill.
     const report = await market(bob, "report", { id: created.id, reason: "copyright", message: "Copies chapter 3 of our manual." });

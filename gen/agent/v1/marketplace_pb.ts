@@ -318,7 +318,8 @@ export const SearchMarketplaceResponseSchema: GenMessage<SearchMarketplaceRespon
   messageDesc(file_agent_v1_marketplace, 3);
 
 /**
- * Names a public skill by id, or by slug and author_handle.
+ * Names a public skill by id, or by slug and author_handle (matched without regard to case: both are
+ * stored lowercase).
  *
  * @generated from message agent.v1.GetMarketplaceSkillRequest
  */
