@@ -30,6 +30,9 @@ describe("offline contradiction rules", () => {
     expect(rule("The team deploys with Jenkins", "The team switched from Jenkins to GitHub Actions")).toBe("switched from jenkins");
     expect(rule("The user is single", "The user is now married")).toBe("different value: single → married");
     expect(rule("The user's dentist is Dr. Keller", "The user's dentist is Dr. Brandt")).toBe("different value: Keller → Brandt");
+    expect(rule("Ticket 4411 is assigned to Bob", "Ticket 4411 is assigned to Carol")).toBe("different value: Bob → Carol");
+    expect(rule("Node 18 is the runtime of the project", "Node 20 is the runtime of the project")).toBe("different number: 18 → 20");
+    expect(rule("Alice has 3 cats", "Alice has 4 cats")).toBe("different number: 3 → 4");
   });
 
   it("leaves their near misses alone", () => {
@@ -41,6 +44,8 @@ describe("offline contradiction rules", () => {
       ["The user switched from VS Code to Neovim", "The user switched from VS Code to Neovim"],
       ["Caroline: Thanks, Melanie! Your kind words mean a lot.", "Caroline: Thanks, Mel! Exciting but kinda nerve-wracking. Parenting's a big responsibility."],
       ["Nate: No, not really. Just keep their area clean.", "Nate: Bye!"],
+      ["Ticket 4411 is assigned to Bob", "Ticket 4412 is assigned to Bob"],
+      ["Node 1 of the cluster is in Frankfurt", "Node 2 of the cluster is in Frankfurt"],
     ]) {
       expect(detectContradiction(older!, newer!), `${older} / ${newer}`).toBeNull();
     }

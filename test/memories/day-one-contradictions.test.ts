@@ -64,6 +64,23 @@ describe.each(backends)("day-one contradictions (%s)", (backend) => {
     }
   });
 
+  it("facts about numbered things stay apart, and an update to one shadows only it", async () => {
+    const agent = rest(server.url, await server.createKey("acme", "tickets"));
+    const tickets = Array.from({ length: 8 }, (_, i) => `Ticket ${4411 + i} is assigned to Bob`);
+    const batch = await agent("POST", "/api/v1/agent/memories", { memories: tickets.map((content) => ({ content, type: "fact" })) });
+    expect(batch.status).toBe(200);
+    expect(batch.body.contradictions).toEqual([]);
+    await server.app.indexer.drain();
+    for (const content of ["Order 1234 shipped on May 3", "Order 1235 shipped on May 3"]) {
+      expect((await agent("POST", "/api/v1/agent/memories", { content, type: "fact" })).body.contradictions, content).toEqual([]);
+      await server.app.indexer.drain();
+    }
+    const listed = await agent("GET", "/api/v1/agent/memories?pageSize=100");
+    expect(listed.body.memories.map((m: { state: string }) => m.state)).toEqual(Array(10).fill("active"));
+    const update = await agent("POST", "/api/v1/agent/memories", { content: "Ticket 4413 is assigned to Carol", type: "fact" });
+    expect(update.body.results[0].supersedes).toEqual([batch.body.ids[2]]);
+  });
+
   it("an edit that changes the employer shadows the memory of the old one", async () => {
     const { agent, ids } = await storeProfile("patch");
     const draft = (await agent("POST", "/api/v1/agent/memories", { content: "The user's employer is to be confirmed", type: "fact" })).body.ids[0];

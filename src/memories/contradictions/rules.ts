@@ -156,6 +156,8 @@ function compareWhole(older: Statement, newer: Statement, minShared = 1): Verdic
   const a = older.tokens.map((t) => t.text);
   const b = newer.tokens.map((t) => t.text);
   const hunks = diffHunks(a, b);
+  // Another ticket, order or server number: a statement about another thing, however alike the rest.
+  if (hunks.some((h) => h.removed.some((i) => older.tokens[i]!.identifier) || h.added.some((i) => newer.tokens[i]!.identifier))) return null;
   const inHunk = new Set(hunks.flatMap((h) => h.removed));
   const sharedTokens = older.tokens.filter((t, i) => !inHunk.has(i) && t.kind !== "be");
   const shared = sharedTokens.length;

@@ -29,6 +29,8 @@ export interface Token {
   /** As written, for reasons. */
   original: string;
   kind: TokenKind;
+  /** A number that says which thing the sentence is about ("Ticket 4411 is closed"), not a value of it. */
+  identifier?: true;
 }
 
 /** What a text that is not compared yields: no tokens, so no rule fires. */
@@ -213,6 +215,7 @@ function clauseStatement(text: string): Statement {
     }
     if (t.kind === "word" && stemmedUnits.has(t.text) && (before?.kind === "number" || before?.kind === "time")) t.kind = "unit";
   });
+  markIdentifiers(tokens, wordIndex, lowerWords);
   const lowerText = ` ${prepared.toLowerCase().replace(/[^\p{L}\p{N}_-]+/gu, " ")} `;
   const preference = preferenceOf(lowerText.trim().split(" "));
   return {
@@ -227,6 +230,29 @@ function clauseStatement(text: string): Statement {
     replaces: replacedValue(lowerWords, tokens, wordIndex),
     clauses: [],
   };
+}
+
+/** Words that may open a subject before its label ("the API v2 endpoint", "our API v1 clients"). */
+const leadingDeterminers = new Set(["the", "a", "an", "this", "that", ...definiteDeterminers]);
+
+/**
+ * Marks the numbers written with digits that label the sentence's subject: right after its first word
+ * ("Ticket 4411 …", "PR #57 …", or after a determiner: "the API v2 endpoint …"), or after any content
+ * word before the copula ("Node 1 of the cluster is …"). Not before a unit ("Works 40 hours a week"),
+ * and not when the sentence gives its subject a definite role ("Node 18 is the runtime"): a role has
+ * one holder, so another number holding it is a change.
+ */
+function markIdentifiers(tokens: Token[], wordIndex: readonly number[], words: readonly string[]): void {
+  if (definiteAfterCopula(words)) return;
+  const copula = words.findIndex((w) => copulas.has(w));
+  tokens.forEach((t, k) => {
+    const at = wordIndex[k]!;
+    const label = words[at - 1];
+    if (t.kind !== "number" || !/\d/.test(t.original) || label === undefined || tokens[k + 1]?.kind === "unit") return;
+    if (stopwords.has(label) || copulas.has(label) || negations.has(label) || /\d/.test(label)) return;
+    const opensSentence = at === 1 || (at === 2 && leadingDeterminers.has(words[0]!));
+    if (opensSentence || at < copula) t.identifier = true;
+  });
 }
 
 function definiteAfterCopula(words: readonly string[]): boolean {
