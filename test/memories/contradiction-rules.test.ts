@@ -33,6 +33,10 @@ describe("offline contradiction rules", () => {
     expect(rule("Ticket 4411 is assigned to Bob", "Ticket 4411 is assigned to Carol")).toBe("different value: Bob → Carol");
     expect(rule("Node 18 is the runtime of the project", "Node 20 is the runtime of the project")).toBe("different number: 18 → 20");
     expect(rule("Alice has 3 cats", "Alice has 4 cats")).toBe("different number: 3 → 4");
+    expect(rule("Alice joined the team in March", "Alice joined the team in April")).toBe("different date: March → April");
+    expect(rule("The deploy failed on May 3", "The deploy did not fail on May 3")?.startsWith("negation")).toBe(true);
+    // "shared" after "a" describes the drive: a state, not something that happened.
+    expect(rule("The user has a shared drive of 5 TB", "The user has a shared drive of 8 TB")).toBe("different number: 5 → 8");
   });
 
   it("leaves their near misses alone", () => {
@@ -46,6 +50,8 @@ describe("offline contradiction rules", () => {
       ["Nate: No, not really. Just keep their area clean.", "Nate: Bye!"],
       ["Ticket 4411 is assigned to Bob", "Ticket 4412 is assigned to Bob"],
       ["Node 1 of the cluster is in Frankfurt", "Node 2 of the cluster is in Frankfurt"],
+      ["The deploy failed on May 3", "The deploy failed on May 4"],
+      ["The user met Alice for lunch on Tuesday", "The user met Alice for lunch on Friday"],
     ]) {
       expect(detectContradiction(older!, newer!), `${older} / ${newer}`).toBeNull();
     }

@@ -81,6 +81,21 @@ describe.each(backends)("day-one contradictions (%s)", (backend) => {
     expect(update.body.results[0].supersedes).toEqual([batch.body.ids[2]]);
   });
 
+  it("a log of what happened keeps every occurrence; a settled event corrected is shadowed", async () => {
+    const agent = rest(server.url, await server.createKey("acme", "events"));
+    const log = ["The nightly backup failed on May 3", "The nightly backup failed on May 4", "The user had a call with Alice on Monday", "The user had a call with Bob on Monday"];
+    for (const content of log) {
+      expect((await agent("POST", "/api/v1/agent/memories", { content, type: "fact" })).body.contradictions, content).toEqual([]);
+      await server.app.indexer.drain();
+    }
+    const joined = (await agent("POST", "/api/v1/agent/memories", { content: "Alice joined the team in March", type: "fact" })).body.ids[0];
+    await server.app.indexer.drain();
+    const corrected = await agent("POST", "/api/v1/agent/memories", { content: "Alice joined the team in April", type: "fact" });
+    expect(corrected.body.results[0].supersedes).toEqual([joined]);
+    const listed = await agent("GET", "/api/v1/agent/memories?pageSize=100");
+    expect(listed.body.memories.filter((m: { state: string }) => m.state === "active")).toHaveLength(log.length + 1);
+  });
+
   it("an edit that changes the employer shadows the memory of the old one", async () => {
     const { agent, ids } = await storeProfile("patch");
     const draft = (await agent("POST", "/api/v1/agent/memories", { content: "The user's employer is to be confirmed", type: "fact" })).body.ids[0];

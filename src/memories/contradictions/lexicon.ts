@@ -81,6 +81,24 @@ export const irregularForms = new Map([
   ["ran", "run"], ["running", "run"], ["runs", "run"],
 ]);
 
+/** Past forms without "-ed", for telling what happened ("met Alice on Tuesday") from what is so. */
+export const irregularPasts = new Set([
+  "ran", "met", "had", "took", "went", "bought", "paid", "ate", "saw", "flew", "wrote", "made", "gave", "got", "sent",
+  "won", "lost", "spent", "told", "said", "came", "did", "drove", "sold", "found", "broke", "caught", "chose",
+  "fell", "forgot", "heard", "held", "kept", "led", "rode", "spoke", "taught", "threw", "woke", "wore", "built",
+]);
+
+/**
+ * Events that settle a lasting state (a start, a move, a birth): another time or value for one of them
+ * is a correction or an update, not another occurrence.
+ */
+export const settlingVerbs = new Set([
+  "born", "married", "divorced", "founded", "established", "graduated", "joined", "started", "began", "hired",
+  "retired", "resigned", "quit", "left", "died", "moved", "relocated", "renamed", "launched", "released",
+  "promoted", "appointed", "elected", "became", "switched", "migrated", "changed", "upgraded", "downgraded",
+  "transferred",
+]);
+
 /** Abbreviations whose full stop does not end a sentence ("Dr. Keller": Keller is a name). */
 export const abbreviations = new Set(["dr", "mr", "mrs", "ms", "prof", "st", "jr", "sr", "mt", "vs"]);
 

@@ -169,6 +169,8 @@ function compareWhole(older: Statement, newer: Statement, minShared = 1): Verdic
   }
   if (older.negative !== newer.negative) return polarityVerdict(older, newer, hunks, shared);
   if (hunks.length === 0 || newer.additive) return null;
+  // Two reports of what happened ("failed on May 3" / "failed on May 4") are two occurrences.
+  if (older.pastEvent && newer.pastEvent) return null;
   const switched = switchVerdict(older, newer, shared);
   if (switched !== null) return switched;
   const replaced = hunks.filter((h) => h.removed.length > 0 && h.added.length > 0);

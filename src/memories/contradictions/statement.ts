@@ -6,12 +6,14 @@ import {
   copulas,
   definiteDeterminers,
   irregularForms,
+  irregularPasts,
   months,
   multiValuedVerbs,
   negations,
   numberWords,
   phrases,
   polarityWords,
+  settlingVerbs,
   stopwords,
   synonyms,
   units,
@@ -43,6 +45,7 @@ export const noStatement: Statement = {
   manyValued: false,
   definiteRole: false,
   changeMarked: false,
+  pastEvent: false,
   replaces: null,
   clauses: [],
 };
@@ -64,6 +67,11 @@ export interface Statement {
   definiteRole: boolean;
   /** It says that something is so now ("is now", "anymore"): it replaces what was. */
   changeMarked: boolean;
+  /**
+   * It reports something that happened (a verb in the past, no "is"/"are", no "now") and not an event
+   * that settles a state: two such reports with another time or value are two occurrences.
+   */
+  pastEvent: boolean;
   /** "switched from X to Y": the normalised tokens of X, which this statement replaces. */
   replaces: string[] | null;
   /** Its clauses (split at ",", ";" and "and"), when it has two to four; otherwise empty. */
@@ -227,6 +235,7 @@ function clauseStatement(text: string): Statement {
     manyValued,
     definiteRole: definiteAfterCopula(lowerWords),
     changeMarked: lowerWords.some((w) => changeMarkers.has(w)),
+    pastEvent: reportsEvent(lowerWords),
     replaces: replacedValue(lowerWords, tokens, wordIndex),
     clauses: [],
   };
@@ -253,6 +262,17 @@ function markIdentifiers(tokens: Token[], wordIndex: readonly number[], words: r
     const opensSentence = at === 1 || (at === 2 && leadingDeterminers.has(words[0]!));
     if (opensSentence || at < copula) t.identifier = true;
   });
+}
+
+const presentCopulas = new Set(["is", "are", "am"]);
+/** A past form: irregular, or "-ed" but not need, speed, hundred, nor an adjective after "a"/"the" ("a shared drive"). */
+const pastTense = (w: string, before: string | undefined) =>
+  irregularPasts.has(w) ||
+  (w.length >= 5 && w.endsWith("ed") && !w.endsWith("eed") && w !== "hundred" && !(before !== undefined && leadingDeterminers.has(before)));
+
+function reportsEvent(words: readonly string[]): boolean {
+  if (words.some((w) => presentCopulas.has(w) || changeMarkers.has(w) || settlingVerbs.has(w))) return false;
+  return words.some((w, i) => pastTense(w, words[i - 1]));
 }
 
 function definiteAfterCopula(words: readonly string[]): boolean {
