@@ -63,7 +63,7 @@ export const phrases: Array<[RegExp, string]> = [
 
 /** Verbs whose object can hold many values at once: a new value is an addition, not a change. */
 export const multiValuedVerbs = new Set([
-  "like", "love", "enjoy", "prefer", "speak", "play", "visit", "know", "own", "have", "read", "watch", "follow",
+  "like", "love", "enjoy", "prefer", "speak", "play", "visit", "know", "own", "have", "has", "had", "read", "watch", "follow",
   "support", "contain", "attend", "drink", "eat", "collect", "study", "learn",
 ]);
 

@@ -1,4 +1,5 @@
 import { diffHunks, type Hunk } from "./diff.js";
+import { negations } from "./lexicon.js";
 import { statementOf, type Statement, type Token } from "./statement.js";
 
 // The offline contradiction rules over two statements about (perhaps) the same thing. A contradiction is
@@ -31,6 +32,9 @@ function verdict(rule: ContradictionRule, reason: string, shared: number, a: Sta
   const coverage = shared / Math.max(1, a.tokens.length, b.tokens.length);
   return { rule, reason, score: Math.round(ruleConfidence[rule] * (0.7 + 0.3 * coverage) * 1000) / 1000 };
 }
+
+/** Negative by a negation ("not", "never", "stopped"), not only by an opposite ("private", "hates"). */
+const negated = (s: Statement) => s.polarityWords.some((w) => negations.has(w.toLowerCase()));
 
 const phrase = (tokens: Token[]) => tokens.map((t) => t.original).join(" ");
 
@@ -156,8 +160,8 @@ function compareWhole(older: Statement, newer: Statement, minShared = 1): Verdic
   const a = older.tokens.map((t) => t.text);
   const b = newer.tokens.map((t) => t.text);
   const hunks = diffHunks(a, b);
-  // Another ticket, order or server number: a statement about another thing, however alike the rest.
-  if (hunks.some((h) => h.removed.some((i) => older.tokens[i]!.identifier) || h.added.some((i) => newer.tokens[i]!.identifier))) return null;
+  // Another ticket number, or another name in the subject: a statement about another thing, however alike the rest.
+  if (hunks.some((h) => h.removed.some((i) => older.tokens[i]!.labelsSubject) || h.added.some((i) => newer.tokens[i]!.labelsSubject))) return null;
   const inHunk = new Set(hunks.flatMap((h) => h.removed));
   const sharedTokens = older.tokens.filter((t, i) => !inHunk.has(i) && t.kind !== "be");
   const shared = sharedTokens.length;
@@ -168,6 +172,9 @@ function compareWhole(older: Statement, newer: Statement, minShared = 1): Verdic
     if (x === q && y === p) return verdict("preference", `preference reversed: ${x} over ${y} → ${p} over ${q}`, shared, older, newer);
   }
   if (older.negative !== newer.negative) return polarityVerdict(older, newer, hunks, shared);
+  // Two things not so ("no tabs in Python files" / "no tabs in YAML files") never exclude each other;
+  // two opposites can ("the private repo is on GitHub" / "… on GitLab").
+  if (older.negative && negated(older) && negated(newer)) return null;
   if (hunks.length === 0 || newer.additive) return null;
   // Two reports of what happened ("failed on May 3" / "failed on May 4") are two occurrences.
   if (older.pastEvent && newer.pastEvent) return null;

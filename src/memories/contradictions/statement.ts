@@ -31,8 +31,8 @@ export interface Token {
   /** As written, for reasons. */
   original: string;
   kind: TokenKind;
-  /** A number that says which thing the sentence is about ("Ticket 4411 is closed"), not a value of it. */
-  identifier?: true;
+  /** A value that says which thing the sentence is about ("Ticket 4411 is closed"), not a value of it. */
+  labelsSubject?: true;
 }
 
 /** What a text that is not compared yields: no tokens, so no rule fires. */
@@ -223,7 +223,7 @@ function clauseStatement(text: string): Statement {
     }
     if (t.kind === "word" && stemmedUnits.has(t.text) && (before?.kind === "number" || before?.kind === "time")) t.kind = "unit";
   });
-  markIdentifiers(tokens, wordIndex, lowerWords);
+  markSubjectLabels(tokens, wordIndex, lowerWords, matches.map((m) => m[0]));
   const lowerText = ` ${prepared.toLowerCase().replace(/[^\p{L}\p{N}_-]+/gu, " ")} `;
   const preference = preferenceOf(lowerText.trim().split(" "));
   return {
@@ -244,23 +244,35 @@ function clauseStatement(text: string): Statement {
 /** Words that may open a subject before its label ("the API v2 endpoint", "our API v1 clients"). */
 const leadingDeterminers = new Set(["the", "a", "an", "this", "that", ...definiteDeterminers]);
 
+/** Words that end a clause: a copula after one belongs to another clause ("lives in Berlin and is a nurse"). */
+const clauseWords = new Set(["and", "or", "but", "while", "because", "since", "although", "so"]);
+
 /**
- * Marks the numbers written with digits that label the sentence's subject: right after its first word
- * ("Ticket 4411 …", "PR #57 …", or after a determiner: "the API v2 endpoint …"), or after any content
- * word before the copula ("Node 1 of the cluster is …"). Not before a unit ("Works 40 hours a week"),
- * and not when the sentence gives its subject a definite role ("Node 18 is the runtime"): a role has
- * one holder, so another number holding it is a change.
+ * Marks the values that say which thing the sentence is about rather than a value of it: any name,
+ * date or number before the copula of their clause ("the API key for Stripe is …", "on Mondays the user
+ * is …", "Node 1 of the cluster is …"), and a number written with digits right after the first word
+ * ("Ticket 4411 …", "PR #57 …", or after a determiner: "the API v2 endpoint …"). Not a number before a
+ * unit ("Works 40 hours a week"), and nothing when the sentence gives its subject a definite role ("Node
+ * 18 is the runtime"): a role has one holder, so another one holding it is a change.
  */
-function markIdentifiers(tokens: Token[], wordIndex: readonly number[], words: readonly string[]): void {
+function markSubjectLabels(tokens: Token[], wordIndex: readonly number[], words: readonly string[], raw: readonly string[]): void {
   if (definiteAfterCopula(words)) return;
   const copula = words.findIndex((w) => copulas.has(w));
+  const sameClause = (from: number, to: number) => {
+    for (let i = from; i < to; i++) if (/[,;:]$/.test(raw[i]!) || clauseWords.has(words[i + 1]!)) return false;
+    return true;
+  };
   tokens.forEach((t, k) => {
+    const digits = t.kind === "number" && /\d/.test(t.original);
+    if ((!digits && t.kind !== "name" && t.kind !== "time") || tokens[k + 1]?.kind === "unit") return;
     const at = wordIndex[k]!;
+    if (at < copula && sameClause(at, copula)) {
+      t.labelsSubject = true;
+      return;
+    }
     const label = words[at - 1];
-    if (t.kind !== "number" || !/\d/.test(t.original) || label === undefined || tokens[k + 1]?.kind === "unit") return;
-    if (stopwords.has(label) || copulas.has(label) || negations.has(label) || /\d/.test(label)) return;
-    const opensSentence = at === 1 || (at === 2 && leadingDeterminers.has(words[0]!));
-    if (opensSentence || at < copula) t.identifier = true;
+    if (!digits || label === undefined || stopwords.has(label) || copulas.has(label) || negations.has(label) || /\d/.test(label)) return;
+    if (at === 1 || (at === 2 && leadingDeterminers.has(words[0]!))) t.labelsSubject = true;
   });
 }
 
