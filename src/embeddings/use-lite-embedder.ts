@@ -201,6 +201,8 @@ export class UseLiteEmbedder implements Embedder {
 
   private readonly queue: Job[] = [];
   private readonly pool: ModelProcess[];
+  /** Batches handed to the model processes so far (tests read it). */
+  modelCalls = 0;
   private lastSingleTextCall = -Infinity;
   private failure: Error | undefined;
   /** The converted model while the first processes load; a replacement converts it again (0.1 s). */
@@ -233,7 +235,7 @@ export class UseLiteEmbedder implements Embedder {
     return new ModelProcess(
       this.loadMessage(),
       this.options.niceness ?? 0,
-      () => this.queue.shift(),
+      () => this.takeJob(),
       (process, job, err, loaded) => this.replace(process, job, err, loaded),
     );
   }
@@ -258,6 +260,38 @@ export class UseLiteEmbedder implements Embedder {
     else this.pool.splice(at, 1);
     if (this.pool.length === 0) this.fail(new Error(`use-lite model processes cannot start: ${err.message}`));
     for (const p of this.pool) p.pull();
+  }
+
+  /**
+   * The next job. Single-text calls waiting together (concurrent recalls' queries) run as one batch, up to
+   * the interactive batch's padded characters: one model call costs less per text than several (about 5.4
+   * ms of CPU a sentence alone, 4.2 in calls of 8). A job put back after a crash runs alone.
+   */
+  private takeJob(): Job | undefined {
+    const job = this.coalescedJob();
+    if (job !== undefined) this.modelCalls++;
+    return job;
+  }
+
+  private coalescedJob(): Job | undefined {
+    const first = this.queue.shift();
+    if (first === undefined || first.callSize !== 1 || first.retried) return first;
+    const jobs = [first];
+    let longest = first.texts[0]!.length;
+    for (let next = this.queue[0]; next !== undefined && next.callSize === 1 && !next.retried && jobs.length < this.options.batchSize; next = this.queue[0]) {
+      const padded = Math.max(longest, next.texts[0]!.length);
+      if ((jobs.length + 1) * padded > batchChars.interactive) break;
+      longest = padded;
+      jobs.push(this.queue.shift()!);
+    }
+    if (jobs.length === 1) return first;
+    return {
+      texts: jobs.map((j) => j.texts[0]!),
+      callSize: 1,
+      retried: false,
+      resolve: (vectors) => jobs.forEach((j, i) => j.resolve([vectors[i]!])),
+      reject: (err) => jobs.forEach((j) => j.reject(err)),
+    };
   }
 
   /** The model processes' ids (tests read their priority). */

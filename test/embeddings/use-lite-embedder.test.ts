@@ -99,6 +99,24 @@ describe("UseLiteEmbedder", () => {
     }
   });
 
+  it("runs single-text calls that wait together as one batch, with the vectors each gets alone", async () => {
+    const single = await UseLiteEmbedder.create({ batchSize: 8, workers: 1 });
+    try {
+      const queries = ["where are backups stored?", "who is the user's manager?", "which editor theme?", "when do deploys happen?", "what database?", "is the cat on the mat?"];
+      const alone = [];
+      for (const q of queries) alone.push((await single.embed([q]))[0]!);
+      const before = single.modelCalls;
+      // One batch of two texts holds the process; the six queries, queued in the same tick, wait behind it.
+      const blocker = single.embed(["a".repeat(200), "b".repeat(200)]);
+      const together = await Promise.all(queries.map((q) => single.embed([q])));
+      await blocker;
+      expect(single.modelCalls - before).toBe(2);
+      together.forEach(([v], i) => expect(Math.max(...v!.map((x, d) => Math.abs(x - alone[i]![d]!)))).toBeLessThan(1e-5));
+    } finally {
+      await single.close();
+    }
+  });
+
   it("fails cleanly after close", async () => {
     const closing = await UseLiteEmbedder.create({ batchSize: 4, workers: 1 });
     await closing.close();
