@@ -25,7 +25,7 @@ function statFields(pid: number, thread?: number): string[] | undefined {
   }
 }
 
-function children(parent = process.pid): number[] {
+export function children(parent = process.pid): number[] {
   return readdirSync("/proc")
     .filter((name) => /^\d+$/.test(name))
     .map(Number)

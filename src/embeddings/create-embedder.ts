@@ -2,6 +2,7 @@ import { availableParallelism } from "node:os";
 import { ConfigError, type Config } from "../config.js";
 import type { Embedder } from "./embedder.js";
 import { OpenAiEmbedder } from "./openai-embedder.js";
+import { TransformersEmbedder } from "./transformers-embedder.js";
 import { UseLiteEmbedder } from "./use-lite-embedder.js";
 
 function required(value: string | undefined, name: string, provider: string): string {
@@ -14,12 +15,7 @@ export async function createEmbedder(config: Config): Promise<Embedder> {
   const batchSize = config.EMBEDDING_BATCH_SIZE;
   switch (config.EMBEDDING_PROVIDER) {
     case "use-lite":
-      return UseLiteEmbedder.create({
-        batchSize,
-        workers: config.EMBEDDING_WORKERS ?? 1,
-        threads: config.EMBEDDING_THREADS ?? defaultUseLiteThreads(),
-        niceness: config.EMBEDDING_NICENESS,
-      });
+      return UseLiteEmbedder.create({ batchSize, ...modelProcesses(config) });
     case "openai":
       return OpenAiEmbedder.create({
         url: required(config.EMBEDDING_URL, "EMBEDDING_URL", "openai"),
@@ -28,18 +24,19 @@ export async function createEmbedder(config: Config): Promise<Embedder> {
         dimensions: config.EMBEDDING_DIMENSIONS,
         batchSize,
       });
-    case "transformers": {
-      const options = {
+    case "transformers":
+      return TransformersEmbedder.create({
         modelPath: required(config.EMBEDDING_MODEL_PATH, "EMBEDDING_MODEL_PATH", "transformers"),
         model: required(config.EMBEDDING_MODEL, "EMBEDDING_MODEL", "transformers"),
         batchSize,
-      };
-      // Loaded only when chosen: transformers.js costs about 35 MB and 0.3 s to import.
-      const { TransformersEmbedder } = await import("./transformers-embedder.js");
-      return TransformersEmbedder.create(options);
-    }
+        ...modelProcesses(config),
+      });
   }
 }
 
-/** One model thread per core, at most two: the server needs CPU too. */
-const defaultUseLiteThreads = () => Math.min(2, availableParallelism());
+/** The model processes of a local model (use-lite, transformers): one thread per core, at most two, as the server needs CPU too. */
+const modelProcesses = (config: Config) => ({
+  workers: config.EMBEDDING_WORKERS ?? 1,
+  threads: config.EMBEDDING_THREADS ?? Math.min(2, availableParallelism()),
+  niceness: config.EMBEDDING_NICENESS,
+});

@@ -1,7 +1,6 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
-import { env, pipeline, type FeatureExtractionPipeline } from "@huggingface/transformers";
-import type { Embedder, EmbeddingModelInfo } from "./embedder.js";
+import { ModelProcessEmbedder } from "./model-processes.js";
 
 export interface TransformersOptions {
   /** EMBEDDING_MODEL_PATH: directory holding model directories. */
@@ -9,54 +8,41 @@ export interface TransformersOptions {
   /** EMBEDDING_MODEL: a directory under modelPath with config.json, tokenizer.json and onnx/model.onnx. */
   model: string;
   batchSize: number;
+  /** Model processes (EMBEDDING_WORKERS); default 1. */
+  workers?: number;
+  /** Threads each process runs one batch on (EMBEDDING_THREADS); default 1. */
+  threads?: number;
+  /** How much nicer than the server the processes run (EMBEDDING_NICENESS). */
+  niceness?: number;
 }
 
-/** A local ONNX sentence model (e.g. all-MiniLM-L6-v2) through transformers.js; never downloads. */
-export class TransformersEmbedder implements Embedder {
-  private constructor(
-    private readonly extractor: FeatureExtractionPipeline,
-    private readonly batchSize: number,
-    readonly info: EmbeddingModelInfo,
-  ) {}
-
+/**
+ * A local ONNX sentence model (e.g. all-MiniLM-L6-v2) through transformers.js, never downloaded, in
+ * child processes like the built-in model: onnxruntime computes on the thread that calls it, which
+ * in the server would be the event loop.
+ */
+export class TransformersEmbedder extends ModelProcessEmbedder {
   static async create(options: TransformersOptions): Promise<TransformersEmbedder> {
     const dir = path.join(options.modelPath, options.model);
     if (!existsSync(dir)) {
       throw new Error(`EMBEDDING_MODEL "${options.model}" not found under EMBEDDING_MODEL_PATH (${dir} does not exist)`);
     }
-    env.allowRemoteModels = false;
-    env.allowLocalModels = true;
-    env.localModelPath = options.modelPath;
-    let extractor: FeatureExtractionPipeline;
+    const embedder = new TransformersEmbedder(
+      { provider: "transformers", model: options.model },
+      {
+        batchSize: options.batchSize,
+        workers: options.workers ?? 1,
+        niceness: options.niceness,
+        // The tokenizer truncates to the model's length; memories are at most 16,384 characters.
+        maxChars: Infinity,
+        load: async () => ({ runtime: "transformers", modelPath: options.modelPath, model: options.model, threads: options.threads ?? 1 }),
+      },
+    );
     try {
-      extractor = await pipeline("feature-extraction", options.model, { dtype: "fp32" });
+      await embedder.started();
     } catch (err) {
       throw new Error(`cannot load EMBEDDING_MODEL "${options.model}" from ${dir}: ${(err as Error).message}`, { cause: err });
     }
-    const probe = await embedBatch(extractor, ["dimension probe"]);
-    const info: EmbeddingModelInfo = { provider: "transformers", model: options.model, dimensions: probe[0]!.length };
-    return new TransformersEmbedder(extractor, options.batchSize, info);
+    return embedder;
   }
-
-  async embed(texts: readonly string[]): Promise<Float32Array[]> {
-    const out: Float32Array[] = [];
-    for (let i = 0; i < texts.length; i += this.batchSize) {
-      out.push(...(await embedBatch(this.extractor, texts.slice(i, i + this.batchSize))));
-    }
-    return out;
-  }
-
-  async close(): Promise<void> {
-    await this.extractor.dispose();
-  }
-}
-
-/** Mean pooling over real tokens, then unit length: the sentence-transformers recipe. */
-async function embedBatch(extractor: FeatureExtractionPipeline, texts: string[]): Promise<Float32Array[]> {
-  const output = await extractor(texts, { pooling: "mean", normalize: true });
-  const [rows, dim] = output.dims as [number, number];
-  const data = output.data as Float32Array;
-  const vectors = Array.from({ length: rows }, (_, r) => data.slice(r * dim, (r + 1) * dim));
-  output.dispose();
-  return vectors;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { batchChars, batchesByLength } from "../../src/embeddings/use-lite-embedder.js";
+import { batchChars, batchesByLength } from "../../src/embeddings/model-processes.js";
 
 const paddedChars = (texts: string[], batch: number[]) => batch.length * Math.max(...batch.map((i) => texts[i]!.length));
 

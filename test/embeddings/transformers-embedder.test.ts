@@ -1,7 +1,8 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { children } from "../../bench/lib/process-tree.js";
 import { TransformersEmbedder } from "../../src/embeddings/transformers-embedder.js";
 import { hiddenSize, writeTinyModel, type TinyModel } from "./tiny-onnx-model.js";
 
@@ -46,6 +47,25 @@ describe("TransformersEmbedder", () => {
 
   it("returns [] for no texts", async () => {
     expect(await embedder.embed([])).toEqual([]);
+  });
+
+  it("runs the model in a child process, replaced when it crashes", async () => {
+    const [pid] = embedder.processIds();
+    expect(pid).toBeGreaterThan(0);
+    expect(pid).not.toBe(process.pid);
+    await embedder.crashWorker(0);
+    const [v] = await embedder.embed(["The cat sat"]);
+    expected(["the", "cat", "sat"]).forEach((x, d) => expect(v![d]).toBeCloseTo(x, 5));
+    expect(embedder.processIds()[0]).not.toBe(pid);
+  });
+
+  it("names the model and the cause when a directory holds no model, and leaves no process behind", async () => {
+    mkdirSync(path.join(root, "empty"));
+    const before = children();
+    await expect(TransformersEmbedder.create({ modelPath: root, model: "empty", batchSize: 2 })).rejects.toThrow(
+      /cannot load EMBEDDING_MODEL "empty" from .*empty: transformers model (failed to load|process exited)/,
+    );
+    expect(children()).toEqual(before);
   });
 
   it("names EMBEDDING_MODEL when the model directory is missing", async () => {

@@ -103,7 +103,7 @@ describe("UseLiteEmbedder", () => {
     const single = await UseLiteEmbedder.create({ batchSize: 8, workers: 1 });
     try {
       const queries = ["where are backups stored?", "who is the user's manager?", "which editor theme?", "when do deploys happen?", "what database?", "is the cat on the mat?"];
-      const alone = [];
+      const alone: Float32Array[] = [];
       for (const q of queries) alone.push((await single.embed([q]))[0]!);
       const before = single.modelCalls;
       // One batch of two texts holds the process; the six queries, queued in the same tick, wait behind it.

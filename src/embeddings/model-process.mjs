@@ -1,8 +1,9 @@
-// A child process that owns one Universal Sentence Encoder lite model, so inference never blocks the
-// server's event loop. A process rather than a worker thread: onnxruntime-node 1.21 loads into one
-// thread per process (its addon is not context-aware) and runs a session synchronously on the calling
-// thread, and a crashed process can be replaced where a thread holding the addon could not.
-// Plain JavaScript so it starts the same under tsx, vitest and plain node. Protocol: see use-lite-embedder.ts.
+// A child process that owns one embedding model, so inference never blocks the server's event loop: the
+// built-in Universal Sentence Encoder lite (on onnxruntime-node, or TF.js as the reference), or a local
+// ONNX model through transformers.js. A process rather than a worker thread: onnxruntime-node 1.21 loads
+// into one thread per process (its addon is not context-aware) and runs a session synchronously on the
+// calling thread, and a crashed process can be replaced where a thread holding the addon could not.
+// Plain JavaScript so it starts the same under tsx, vitest and plain node. Protocol: see model-processes.ts.
 import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import path from "node:path";
@@ -104,12 +105,36 @@ async function tfjsRuntime() {
   };
 }
 
-async function load(message) {
+async function useLite(message) {
   const run = message.runtime === "tfjs" ? await tfjsRuntime() : await onnxRuntime(message);
   const tokenizer = new Tokenizer(JSON.parse(await readFile(path.join(modelDir, "vocab.json"), "utf8")));
-  const embed = async (texts) => unitRows(await run(sparseInput(tokenizer, texts)), texts.length);
-  await embed(["warm up"]);
-  return embed;
+  return async (texts) => unitRows(await run(sparseInput(tokenizer, texts)), texts.length);
+}
+
+/** A sentence model in modelPath/model (config, tokenizer, onnx/model.onnx); remote models are never fetched. */
+async function transformers({ modelPath, model, threads }) {
+  const { env, pipeline } = await import("@huggingface/transformers");
+  env.allowRemoteModels = false;
+  env.allowLocalModels = true;
+  env.localModelPath = modelPath;
+  const extractor = await pipeline("feature-extraction", model, {
+    dtype: "fp32",
+    session_options: { intraOpNumThreads: threads, interOpNumThreads: 1, extra: { session: { intra_op: { allow_spinning: "0" } } } },
+  });
+  // Mean pooling over real tokens, then unit length: the sentence-transformers recipe.
+  return async (texts) => {
+    const output = await extractor(texts, { pooling: "mean", normalize: true });
+    const [rows, dim] = output.dims;
+    const vectors = Array.from({ length: rows }, (_, r) => output.data.slice(r * dim, (r + 1) * dim));
+    output.dispose();
+    return vectors;
+  };
+}
+
+async function load(message) {
+  const embed = message.runtime === "transformers" ? await transformers(message) : await useLite(message);
+  const [probe] = await embed(["warm up"]);
+  return { embed, dimensions: probe.length };
 }
 
 // Without its parent the process has nothing to do.
@@ -121,13 +146,13 @@ process.on("message", async (message) => {
   if (!embedder) {
     embedder = load(message);
     embedder.then(
-      () => process.send({ type: "ready" }),
+      ({ dimensions }) => process.send({ type: "ready", dimensions }),
       (err) => process.send({ type: "failed", message: String(err?.stack ?? err) }),
     );
     return;
   }
   try {
-    const vectors = await (await embedder)(message.texts);
+    const vectors = await (await embedder).embed(message.texts);
     process.send({ type: "result", vectors });
   } catch (err) {
     process.send({ type: "error", message: String(err?.message ?? err) });
