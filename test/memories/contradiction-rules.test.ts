@@ -37,6 +37,7 @@ describe("offline contradiction rules", () => {
     expect(rule("The deploy failed on May 3", "The deploy did not fail on May 3")?.startsWith("negation")).toBe(true);
     expect(rule("The user lives in Berlin and is a nurse", "The user lives in Munich and is a nurse")).toBe("different value: Berlin → Munich");
     expect(rule("The Stripe API key is stored in Vault", "The Stripe API key is stored in AWS Secrets Manager")).toBe("different value: Vault → AWS Secrets Manager");
+    expect(rule("Standup is at 9:30", "Standup is at 10:00")).toBe("different date: 9:30 → 10:00");
     // "shared" after "a" describes the drive: a state, not something that happened.
     expect(rule("The user has a shared drive of 5 TB", "The user has a shared drive of 8 TB")).toBe("different number: 5 → 8");
   });
@@ -55,6 +56,7 @@ describe("offline contradiction rules", () => {
       ["The deploy failed on May 3", "The deploy failed on May 4"],
       ["The user met Alice for lunch on Tuesday", "The user met Alice for lunch on Friday"],
       ["Do not use tabs in Python files", "Do not use tabs in YAML files"],
+      ["Standup is at 9:30", "Lunch is at 12:30"],
       ["The API key for Stripe is stored in Vault", "The API key for Twilio is stored in Vault"],
       ["The user has a meeting with Alice on Monday at 10am", "The user has a meeting with Bob on Monday at 10am"],
     ]) {

@@ -92,6 +92,14 @@ function roleVerdict(a: Statement, b: Statement, hunks: Hunk[], shared: number):
   return verdict("value", `different holder: ${holder(a, subjectA)} → ${holder(b, subjectB)}`, shared, a, b);
 }
 
+const timeOrNumber = (t: Token) => t.kind === "time" || t.kind === "number" || t.kind === "unit";
+
+/** Both are "<one word> is <a time or number>", and the hunk replaces that value. */
+function bareTimeOrNumber(a: Statement, b: Statement, hunk: Hunk): boolean {
+  if (a.tokens.length > 3 || b.tokens.length > 3 || hunk.aStart !== 2 || hunk.bStart !== 2) return false;
+  return a.tokens[1]!.kind === "be" && b.tokens[1]!.kind === "be" && hunk.removed.every((i) => timeOrNumber(a.tokens[i]!)) && hunk.added.every((i) => timeOrNumber(b.tokens[i]!));
+}
+
 /** "switched from X to Y" after a statement about X with the same subject. */
 function switchVerdict(a: Statement, b: Statement, shared: number): Verdict | null {
   const from = b.replaces;
@@ -185,8 +193,9 @@ function compareWhole(older: Statement, newer: Statement, minShared = 1): Verdic
   const role = roleVerdict(older, newer, hunks, shared);
   if (role !== null) return role;
   // A value change needs a frame: at least two words in common besides the value, or one when the newer
-  // statement says it is so now ("The user is single" → "The user is now married").
-  if (shared < (newer.changeMarked ? 1 : 2)) return null;
+  // statement says it is so now ("The user is single" → "The user is now married") or is a bare "X is
+  // <time or number>" ("Standup is at 9:30" → "Standup is at 10:00").
+  if (shared < (newer.changeMarked || bareTimeOrNumber(older, newer, replaced[0]!) ? 1 : 2)) return null;
   return valueVerdict(older, newer, hunks, replaced[0]!, shared);
 }
 
