@@ -57,6 +57,7 @@ describe("offline contradiction rules", () => {
       ["The user met Alice for lunch on Tuesday", "The user met Alice for lunch on Friday"],
       ["Do not use tabs in Python files", "Do not use tabs in YAML files"],
       ["Standup is at 9:30", "Lunch is at 12:30"],
+      ["Alice is my friend", "Bob is my friend"],
       ["The API key for Stripe is stored in Vault", "The API key for Twilio is stored in Vault"],
       ["The user has a meeting with Alice on Monday at 10am", "The user has a meeting with Bob on Monday at 10am"],
     ]) {
