@@ -4,6 +4,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { children } from "../../bench/lib/process-tree.js";
 import { TransformersEmbedder } from "../../src/embeddings/transformers-embedder.js";
+import { rest, startTestServer } from "../support/test-server.js";
 import { hiddenSize, writeTinyModel, type TinyModel } from "./tiny-onnx-model.js";
 
 let root: string;
@@ -72,5 +73,23 @@ describe("TransformersEmbedder", () => {
     await expect(TransformersEmbedder.create({ modelPath: root, model: "absent", batchSize: 2 })).rejects.toThrow(
       /EMBEDDING_MODEL "absent" not found under EMBEDDING_MODEL_PATH/,
     );
+  });
+});
+
+describe("EMBEDDING_PROVIDER=transformers in the server", () => {
+  it("stores and recalls over REST, the index sized to the model's 8 dimensions", async () => {
+    const server = await startTestServer("pglite", { EMBEDDING_PROVIDER: "transformers", EMBEDDING_MODEL_PATH: root, EMBEDDING_MODEL: "tiny-bert" });
+    try {
+      const agent = rest(server.url, await server.createKey("acme", "tiny"));
+      const created = await agent("POST", "/api/v1/agent/memories", { memories: [{ content: "the cat sat on the mat", type: "fact" }, { content: "revenue grew quarterly", type: "fact" }] });
+      expect(created.status).toBe(200);
+      await server.app.indexer.drain();
+      const recalled = await agent("POST", "/api/v1/agent/recall", { query: "the cat sat on the mat", searchMode: "semantic" });
+      expect(recalled.status).toBe(200);
+      expect(recalled.body.memories[0]).toMatchObject({ id: created.body.ids[0] });
+      expect(server.app.model.info).toEqual({ provider: "transformers", model: "tiny-bert", dimensions: hiddenSize });
+    } finally {
+      await server.close();
+    }
   });
 });
