@@ -258,15 +258,17 @@ const clauseWords = new Set(["and", "or", "but", "while", "because", "since", "a
 function markSubjectLabels(tokens: Token[], wordIndex: readonly number[], words: readonly string[], raw: readonly string[]): void {
   if (definiteAfterCopula(words)) return;
   const copula = words.findIndex((w) => copulas.has(w));
-  const sameClause = (from: number, to: number) => {
-    for (let i = from; i < to; i++) if (/[,;:]$/.test(raw[i]!) || clauseWords.has(words[i + 1]!)) return false;
-    return true;
-  };
+  // Each word's clause: a new one starts after a word ending in ",", ";" or ":", and at "and", "but", ….
+  const clauseOf: number[] = [];
+  for (let i = 0, clause = 0; i < words.length; i++) {
+    if (i > 0 && (/[,;:]$/.test(raw[i - 1]!) || clauseWords.has(words[i]!))) clause++;
+    clauseOf.push(clause);
+  }
   tokens.forEach((t, k) => {
     const digits = t.kind === "number" && /\d/.test(t.original);
     if ((!digits && t.kind !== "name" && t.kind !== "time") || tokens[k + 1]?.kind === "unit") return;
     const at = wordIndex[k]!;
-    if (at < copula && sameClause(at, copula)) {
+    if (at < copula && clauseOf[at] === clauseOf[copula]) {
       t.labelsSubject = true;
       return;
     }
