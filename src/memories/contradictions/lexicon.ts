@@ -89,14 +89,16 @@ export const irregularPasts = new Set([
 ]);
 
 /**
- * Events that settle a lasting state (a start, a move, a birth): another time or value for one of them
- * is a correction or an update, not another occurrence.
+ * Events that settle a lasting state (a start, a move, a birth) or set a value (a deadline extended, a
+ * limit raised, a ticket assigned): another time or value for one of them is a correction or an update,
+ * not another occurrence.
  */
 export const settlingVerbs = new Set([
   "born", "married", "divorced", "founded", "established", "graduated", "joined", "started", "began", "hired",
   "retired", "resigned", "quit", "left", "died", "moved", "relocated", "renamed", "launched", "released",
   "promoted", "appointed", "elected", "became", "switched", "migrated", "changed", "upgraded", "downgraded",
-  "transferred",
+  "transferred", "extended", "postponed", "rescheduled", "delayed", "scheduled", "raised", "lowered",
+  "increased", "decreased", "reduced", "set", "assigned", "reassigned", "updated",
 ]);
 
 /** Abbreviations whose full stop does not end a sentence ("Dr. Keller": Keller is a name). */
