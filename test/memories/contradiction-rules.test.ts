@@ -35,6 +35,7 @@ describe("offline contradiction rules", () => {
     expect(rule("Alice has 3 cats", "Alice has 4 cats")).toBe("different number: 3 → 4");
     expect(rule("Alice joined the team in March", "Alice joined the team in April")).toBe("different date: March → April");
     expect(rule("The deadline was extended to May 3", "The deadline was extended to May 10")).toBe("different date: 3 → 10");
+    expect(rule("The user's bank is ING", "The user's bank is N26")).toBe("different value: ING → N26");
     expect(rule("The deploy failed on May 3", "The deploy did not fail on May 3")?.startsWith("negation")).toBe(true);
     expect(rule("The user lives in Berlin and is a nurse", "The user lives in Munich and is a nurse")).toBe("different value: Berlin → Munich");
     expect(rule("The Stripe API key is stored in Vault", "The Stripe API key is stored in AWS Secrets Manager")).toBe("different value: Vault → AWS Secrets Manager");

@@ -92,6 +92,9 @@ function roleVerdict(a: Statement, b: Statement, hunks: Hunk[], shared: number):
   return verdict("value", `different holder: ${holder(a, subjectA)} → ${holder(b, subjectB)}`, shared, a, b);
 }
 
+/** A name, or a capitalised word with digits ("N26", "EC2"), which the tokenizer calls a number. */
+const nameLike = (t: Token) => t.kind === "name" || (t.kind === "number" && /^\p{Lu}[\p{L}\d]*\d[\p{L}\d]*$/u.test(t.original));
+
 const timeOrNumber = (t: Token) => t.kind === "time" || t.kind === "number" || t.kind === "unit";
 
 /** Both are "<one word> is <a time or number>", and the hunk replaces that value. */
@@ -135,6 +138,10 @@ function valueVerdict(a: Statement, b: Statement, hunks: Hunk[], hunk: Hunk, sha
     const single = removed.length === 1 && added.length === 1 && removed[0]!.kind === "word" && added[0]!.kind === "word";
     if (!single || manyValued || (before !== "be" && before !== "name")) return null;
     return verdict("value", `different value: ${change}`, shared, a, b);
+  }
+  // A name written with digits ("ING" → "N26", "S3" → "Backblaze") reads as a number: one name for another.
+  if (removed.length === 1 && added.length === 1 && removed[0]!.kind !== added[0]!.kind && [removed[0]!, added[0]!].every(nameLike)) {
+    return manyValued ? null : verdict("value", `different value: ${change}`, shared, a, b);
   }
   const kinds = (["number", "time", "name"] as const).filter((kind) => {
     const of = (ts: Token[]) => ts.filter((t) => t.kind === kind).map((t) => t.text).sort().join(" ");
