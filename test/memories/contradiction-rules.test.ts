@@ -36,6 +36,9 @@ describe("offline contradiction rules", () => {
     expect(rule("Alice joined the team in March", "Alice joined the team in April")).toBe("different date: March → April");
     expect(rule("The deadline was extended to May 3", "The deadline was extended to May 10")).toBe("different date: 3 → 10");
     expect(rule("The user's bank is ING", "The user's bank is N26")).toBe("different value: ING → N26");
+    expect(rule("The customer's shipping address is 12 Oak Street, Leeds", "The customer's shipping address is 4 Mill Lane, York")).toBe(
+      "different value: 12 Oak Street Leeds → 4 Mill Lane York",
+    );
     expect(rule("The deploy failed on May 3", "The deploy did not fail on May 3")?.startsWith("negation")).toBe(true);
     expect(rule("The user lives in Berlin and is a nurse", "The user lives in Munich and is a nurse")).toBe("different value: Berlin → Munich");
     expect(rule("The Stripe API key is stored in Vault", "The Stripe API key is stored in AWS Secrets Manager")).toBe("different value: Vault → AWS Secrets Manager");
@@ -60,6 +63,9 @@ describe("offline contradiction rules", () => {
       ["Do not use tabs in Python files", "Do not use tabs in YAML files"],
       ["Standup is at 9:30", "Lunch is at 12:30"],
       ["Alice is my friend", "Bob is my friend"],
+      ["The user's shipping address is 12 Oak Street, Leeds", "The user's billing address is 4 Mill Lane, York"],
+      ["Alice's role is frontend engineer", "Alice's role is front-end engineer"],
+      ["The user's favourite food is sushi", "The user's favourite food is sushi and ramen"],
       ["The API key for Stripe is stored in Vault", "The API key for Twilio is stored in Vault"],
       ["The user has a meeting with Alice on Monday at 10am", "The user has a meeting with Bob on Monday at 10am"],
     ]) {

@@ -103,6 +103,32 @@ function bareTimeOrNumber(a: Statement, b: Statement, hunk: Hunk): boolean {
   return a.tokens[1]!.kind === "be" && b.tokens[1]!.kind === "be" && hunk.removed.every((i) => timeOrNumber(a.tokens[i]!)) && hunk.added.every((i) => timeOrNumber(b.tokens[i]!));
 }
 
+/**
+ * The whole value of "<subject> is <value>" replaced, the subject the same in two words or more ("the
+ * customer's shipping address is 12 Oak Street, Leeds" → "… is 4 Mill Lane, York"): values of several
+ * words that the one-slot rule cannot compare. Values of at most six words without a copula of their
+ * own: a longer one is a sentence or more of conversation ("That bowl is gorgeous! The black and white
+ * design looks so fancy."). Not when one value begins with the other (detail added or left out), and
+ * not for "are" (a list may grow).
+ */
+/** A value's letters and digits: the same value written differently ("555-0101" / "555 0101") spells the same. */
+const spelled = (ts: Token[]) => ts.map((t) => t.text).join("").replace(/[^\p{L}\p{N}]/gu, "");
+
+const maxWholeValueWords = 6;
+
+function wholeValueVerdict(a: Statement, b: Statement, shared: number): Verdict | null {
+  const copula = a.tokens.findIndex((t) => t.kind === "be");
+  const is = (t: Token | undefined) => t?.kind === "be" && t.original.toLowerCase() === "is";
+  if (copula < 2 || !is(a.tokens[copula]) || !is(b.tokens[copula]) || (a.manyValued && b.manyValued)) return null;
+  for (let i = 0; i < copula; i++) if (a.tokens[i]!.text !== b.tokens[i]!.text) return null;
+  const older = a.tokens.slice(copula + 1);
+  const newer = b.tokens.slice(copula + 1);
+  const common = Math.min(older.length, newer.length);
+  if (Math.max(older.length, newer.length) > maxWholeValueWords || [...older, ...newer].some((t) => t.kind === "be")) return null;
+  if (common === 0 || older.slice(0, common).every((t, i) => t.text === newer[i]!.text) || spelled(older) === spelled(newer)) return null;
+  return verdict("value", `different value: ${phrase(older)} → ${phrase(newer)}`, shared, a, b);
+}
+
 /** "switched from X to Y" after a statement about X with the same subject. */
 function switchVerdict(a: Statement, b: Statement, shared: number): Verdict | null {
   const from = b.replaces;
@@ -128,7 +154,6 @@ function valueVerdict(a: Statement, b: Statement, hunks: Hunk[], hunk: Hunk, sha
   const added = hunk.added.map((i) => b.tokens[i]!).filter((t) => t.kind !== "be");
   if (removed.length === 0 || added.length === 0) return null;
   // The same value written differently ("555-0101" / "555 0101") is no change.
-  const spelled = (ts: Token[]) => ts.map((t) => t.text).join("").replace(/[^\p{L}\p{N}]/gu, "");
   if (spelled(removed) === spelled(added)) return null;
   const manyValued = a.manyValued && b.manyValued;
   const change = `${phrase(removed)} → ${phrase(added)}`;
@@ -196,14 +221,14 @@ function compareWhole(older: Statement, newer: Statement, minShared = 1): Verdic
   const switched = switchVerdict(older, newer, shared);
   if (switched !== null) return switched;
   const replaced = hunks.filter((h) => h.removed.length > 0 && h.added.length > 0);
-  if (replaced.length !== 1) return null;
+  if (replaced.length !== 1) return wholeValueVerdict(older, newer, shared);
   const role = roleVerdict(older, newer, hunks, shared);
   if (role !== null) return role;
   // A value change needs a frame: at least two words in common besides the value, or one when the newer
   // statement says it is so now ("The user is single" → "The user is now married") or is a bare "X is
   // <time or number>" ("Standup is at 9:30" → "Standup is at 10:00").
   if (shared < (newer.changeMarked || bareTimeOrNumber(older, newer, replaced[0]!) ? 1 : 2)) return null;
-  return valueVerdict(older, newer, hunks, replaced[0]!, shared);
+  return valueVerdict(older, newer, hunks, replaced[0]!, shared) ?? wholeValueVerdict(older, newer, shared);
 }
 
 /** Convenience over raw texts (the service keeps statements to compare one text with many). */
