@@ -173,15 +173,21 @@ class ModelProcess {
   }
 }
 
-export interface ModelProcessOptions {
+/** A local model's processes as configured (EMBEDDING_BATCH_SIZE, _WORKERS, _THREADS, _NICENESS). */
+export interface LocalModelOptions {
   batchSize: number;
-  /** Model processes; each holds its own copy of the model and embeds one batch at a time. */
-  workers: number;
+  /** Model processes; each holds its own copy of the model and embeds one batch at a time. Default 1. */
+  workers?: number;
+  /** Threads each process runs one batch on. Default 1. */
+  threads?: number;
   /**
    * How much nicer than the server the processes run (0, the default: as nice as it). Raised, a bulk
    * embedding yields the cores to the server's threads, so recalls during an ingest are not queued behind the model.
    */
   niceness?: number;
+}
+
+export interface ModelProcessOptions extends LocalModelOptions {
   /** Characters of a text the model reads; a longer one is embedded by its beginning. */
   maxChars: number;
   /** What a process loads: called for each one started, replacements included. */
@@ -209,7 +215,7 @@ export class ModelProcessEmbedder implements Embedder {
     private readonly options: ModelProcessOptions,
   ) {
     this.info = { ...identity, dimensions: 0 };
-    this.pool = Array.from({ length: options.workers }, () => this.spawn());
+    this.pool = Array.from({ length: options.workers ?? 1 }, () => this.spawn());
   }
 
   /** Waits until every process has loaded the model, and learns its dimensions; closes on failure. */

@@ -1,19 +1,12 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
-import { ModelProcessEmbedder } from "./model-processes.js";
+import { ModelProcessEmbedder, type LocalModelOptions } from "./model-processes.js";
 
-export interface TransformersOptions {
+export interface TransformersOptions extends LocalModelOptions {
   /** EMBEDDING_MODEL_PATH: directory holding model directories. */
   modelPath: string;
   /** EMBEDDING_MODEL: a directory under modelPath with config.json, tokenizer.json and onnx/model.onnx. */
   model: string;
-  batchSize: number;
-  /** Model processes (EMBEDDING_WORKERS); default 1. */
-  workers?: number;
-  /** Threads each process runs one batch on (EMBEDDING_THREADS); default 1. */
-  threads?: number;
-  /** How much nicer than the server the processes run (EMBEDDING_NICENESS). */
-  niceness?: number;
 }
 
 /**
@@ -30,9 +23,7 @@ export class TransformersEmbedder extends ModelProcessEmbedder {
     const embedder = new TransformersEmbedder(
       { provider: "transformers", model: options.model },
       {
-        batchSize: options.batchSize,
-        workers: options.workers ?? 1,
-        niceness: options.niceness,
+        ...options,
         // The tokenizer truncates to the model's length; memories are at most 16,384 characters.
         maxChars: Infinity,
         load: async () => ({ runtime: "transformers", modelPath: options.modelPath, model: options.model, threads: options.threads ?? 1 }),

@@ -1,23 +1,17 @@
-import { ModelProcessEmbedder } from "./model-processes.js";
+import { ModelProcessEmbedder, type LocalModelOptions } from "./model-processes.js";
 import { useLiteOnnxModel } from "./use-lite-onnx/load-model.js";
 
 // USE was trained on sentences and short paragraphs, and the tokenizer is quadratic in text length:
 // longer texts are embedded by their beginning (the model process also stops at 256 tokens).
 const maxChars = 2048;
 
-export interface UseLiteOptions {
-  batchSize: number;
-  /** Model processes; each holds its own copy of the model and embeds one batch at a time. */
-  workers: number;
-  /** Threads each process runs one batch on (onnx; TF.js uses one). Default 1. */
-  threads?: number;
+export interface UseLiteOptions extends LocalModelOptions {
   /**
    * onnx (the default): the TF.js graph converted to ONNX at start (./use-lite-onnx) and run by
-   * onnxruntime-node. tfjs: TF.js on WebAssembly, the reference the ONNX vectors are checked against.
+   * onnxruntime-node (on `threads`). tfjs: TF.js on WebAssembly, the reference the ONNX vectors are
+   * checked against.
    */
   runtime?: "onnx" | "tfjs";
-  /** How much nicer than the server the processes run (see ModelProcessOptions). */
-  niceness?: number;
 }
 
 /**
@@ -31,9 +25,7 @@ export class UseLiteEmbedder extends ModelProcessEmbedder {
     const embedder = new UseLiteEmbedder(
       { provider: "use-lite", model: "universal-sentence-encoder-lite" },
       {
-        batchSize: options.batchSize,
-        workers: options.workers,
-        niceness: options.niceness,
+        ...options,
         maxChars,
         load: async () =>
           options.runtime === "tfjs" ? { runtime: "tfjs" } : { runtime: "onnx", model: await (startupModel ?? useLiteOnnxModel()), threads: options.threads ?? 1 },

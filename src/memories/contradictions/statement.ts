@@ -223,7 +223,8 @@ function clauseStatement(text: string): Statement {
     }
     if (t.kind === "word" && stemmedUnits.has(t.text) && (before?.kind === "number" || before?.kind === "time")) t.kind = "unit";
   });
-  markSubjectLabels(tokens, wordIndex, lowerWords, matches.map((m) => m[0]));
+  const definiteRole = definiteAfterCopula(lowerWords);
+  if (!definiteRole) markSubjectLabels(tokens, wordIndex, lowerWords, matches.map((m) => m[0]));
   const lowerText = ` ${prepared.toLowerCase().replace(/[^\p{L}\p{N}_-]+/gu, " ")} `;
   const preference = preferenceOf(lowerText.trim().split(" "));
   return {
@@ -233,7 +234,7 @@ function clauseStatement(text: string): Statement {
     additive: additiveMarkers.some((m) => lowerText.includes(` ${m} `)),
     preference: preference ? [stem(preference[0]), stem(preference[1])] : null,
     manyValued,
-    definiteRole: definiteAfterCopula(lowerWords),
+    definiteRole,
     changeMarked: lowerWords.some((w) => changeMarkers.has(w)),
     pastEvent: reportsEvent(lowerWords),
     replaces: replacedValue(lowerWords, tokens, wordIndex),
@@ -252,11 +253,10 @@ const clauseWords = new Set(["and", "or", "but", "while", "because", "since", "a
  * date or number before the copula of their clause ("the API key for Stripe is …", "on Mondays the user
  * is …", "Node 1 of the cluster is …"), and a number written with digits right after the first word
  * ("Ticket 4411 …", "PR #57 …", or after a determiner: "the API v2 endpoint …"). Not a number before a
- * unit ("Works 40 hours a week"), and nothing when the sentence gives its subject a definite role ("Node
- * 18 is the runtime"): a role has one holder, so another one holding it is a change.
+ * unit ("Works 40 hours a week"). Not called when the sentence gives its subject a definite role
+ * ("Node 18 is the runtime"): a role has one holder, so another one holding it is a change.
  */
 function markSubjectLabels(tokens: Token[], wordIndex: readonly number[], words: readonly string[], raw: readonly string[]): void {
-  if (definiteAfterCopula(words)) return;
   const copula = words.findIndex((w) => copulas.has(w));
   // Each word's clause: a new one starts after a word ending in ",", ";" or ":", and at "and", "but", ….
   const clauseOf: number[] = [];
