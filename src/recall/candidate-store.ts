@@ -17,7 +17,10 @@ export interface CheckedCandidate {
 // A metadata filter is checked here too: the index matched the filter's terms (metadata-terms.ts), and
 // Postgres' containment decides. Given a keyword query, the same statement reports which query words each
 // memory contains, using the parser and dictionaries of the full-text column, so "ZX-4711" splits the same
-// way for both; without one (no receipt shows the words) that costs nothing.
+// way for both; without one (no receipt shows the words) that costs nothing. The candidates are looked up by
+// id behind a fence (offset 0) before the metadata filter applies: left to choose, the planner read a filter
+// matching a quarter of 100k memories from its GIN index and then kept the few candidates among them
+// (30 ms on PGlite, against 1.7 ms by id).
 const recheckSql = `
 with terms as materialized (
   select distinct on (l.lexeme) l.lexeme, lower(d.token) as word
@@ -28,9 +31,8 @@ select ${memoryColumns("m")},
   case when $4::text is null then '{}'::text[]
     else array(select t.word from terms t where t.lexeme = any(tsvector_to_array(m.tsv)) order by t.word) end as keyword_words,
   length(m.tsv) as term_count
-from memories m
-where m.id = any($1::text[]) and ${visible("m")}
-  and ($5::jsonb is null or m.metadata @> $5::jsonb)
+from (select * from memories m where m.id = any($1::text[]) and ${visible("m")} offset 0) m
+where ($5::jsonb is null or m.metadata @> $5::jsonb)
   and ($6::jsonb is null or ${metadataArraysEqual("m", "$6")})`;
 
 /**
