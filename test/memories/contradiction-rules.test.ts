@@ -45,6 +45,9 @@ describe("offline contradiction rules", () => {
     expect(rule("Standup is at 9:30", "Standup is at 10:00")).toBe("different date: 9:30 → 10:00");
     // "shared" after "a" describes the drive: a state, not something that happened.
     expect(rule("The user has a shared drive of 5 TB", "The user has a shared drive of 8 TB")).toBe("different number: 5 → 8");
+    // A state named by an opposite (active, online, disabled) replaced by another state.
+    expect(rule("The user's account is active", "The user's account is suspended")).toBe("different value: active → suspended");
+    expect(rule("The staging environment is disabled", "The staging environment is live")).toBe("different value: disabled → live");
   });
 
   it("leaves their near misses alone", () => {
@@ -68,6 +71,9 @@ describe("offline contradiction rules", () => {
       ["The user's favourite food is sushi", "The user's favourite food is sushi and ramen"],
       ["The API key for Stripe is stored in Vault", "The API key for Twilio is stored in Vault"],
       ["The user has a meeting with Alice on Monday at 10am", "The user has a meeting with Bob on Monday at 10am"],
+      ["The user's account is active", "The user's account is active and verified"],
+      ["The main repository is public", "The main repository is popular"],
+      ["The user's account is active", "The user's other account is suspended"],
     ]) {
       expect(detectContradiction(older!, newer!), `${older} / ${newer}`).toBeNull();
     }

@@ -104,6 +104,12 @@ export const settlingVerbs = new Set([
 /** Abbreviations whose full stop does not end a sentence ("Dr. Keller": Keller is a name). */
 export const abbreviations = new Set(["dr", "mr", "mrs", "ms", "prof", "st", "jr", "sr", "mt", "vs"]);
 
+/**
+ * States a system, account or task is in that are not participles ("suspended", "resolved" are): each
+ * replaces an opposite such as active, online or open ("the API is online" → "… is down").
+ */
+export const statusWords = new Set(["down", "live", "full", "pending", "broken"]);
+
 /** Words that mark a statement as replacing an earlier one ("is now", "anymore"). */
 export const changeMarkers = new Set(["now", "anymore", "nowadays"]);
 

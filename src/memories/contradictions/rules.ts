@@ -1,5 +1,5 @@
 import { diffHunks, type Hunk } from "./diff.js";
-import { negations } from "./lexicon.js";
+import { negations, statusWords } from "./lexicon.js";
 import { statementOf, type Statement, type Token } from "./statement.js";
 
 // The offline contradiction rules over two statements about (perhaps) the same thing. A contradiction is
@@ -129,6 +129,29 @@ function wholeValueVerdict(a: Statement, b: Statement, shared: number): Verdict 
   return verdict("value", `different value: ${phrase(older)} → ${phrase(newer)}`, shared, a, b);
 }
 
+/**
+ * A state named by an opposite replaced by another state ("the account is active" → "… is suspended"):
+ * one side is "<subject> is <opposite>" (the opposite read into its polarity, so no token holds it), the
+ * other "<the same subject> is <one word>", a participle or a status word. Any other adjective may hold
+ * alongside ("the repository is public" and "… is popular"), so only these.
+ */
+function stateVerdict(a: Statement, b: Statement, shared: number): Verdict | null {
+  const copula = a.tokens.findIndex((t) => t.kind === "be");
+  const is = (s: Statement) => s.tokens[copula]?.kind === "be" && s.tokens[copula]!.original.toLowerCase() === "is";
+  if (copula < 1 || !is(a) || !is(b)) return null;
+  for (let i = 0; i < copula; i++) if (a.tokens[i]!.text !== b.tokens[i]!.text) return null;
+  const namedByOpposite = (s: Statement) => s.tokens.length === copula + 1 && s.polarityWords.length === 1 && !negations.has(s.polarityWords[0]!.toLowerCase());
+  const oneState = (s: Statement) => {
+    const word = s.tokens[copula + 1];
+    if (s.tokens.length !== copula + 2 || s.polarityWords.length > 0 || word?.kind !== "word") return false;
+    const lower = word.original.toLowerCase();
+    return lower.endsWith("ed") || statusWords.has(lower);
+  };
+  const stateOf = (s: Statement) => (s.polarityWords.length > 0 ? s.polarityWords[0]! : s.tokens[copula + 1]!.original);
+  if (!(namedByOpposite(a) && oneState(b)) && !(oneState(a) && namedByOpposite(b))) return null;
+  return verdict("value", `different value: ${stateOf(a)} → ${stateOf(b)}`, shared, a, b);
+}
+
 /** "switched from X to Y" after a statement about X with the same subject. */
 function switchVerdict(a: Statement, b: Statement, shared: number): Verdict | null {
   const from = b.replaces;
@@ -210,6 +233,10 @@ function compareWhole(older: Statement, newer: Statement, minShared = 1): Verdic
     const [x, y] = older.preference;
     const [p, q] = newer.preference;
     if (x === q && y === p) return verdict("preference", `preference reversed: ${x} over ${y} → ${p} over ${q}`, shared, older, newer);
+  }
+  if (!newer.additive) {
+    const state = stateVerdict(older, newer, shared);
+    if (state !== null) return state;
   }
   if (older.negative !== newer.negative) return polarityVerdict(older, newer, hunks, shared);
   // Two things not so ("no tabs in Python files" / "no tabs in YAML files") never exclude each other;
