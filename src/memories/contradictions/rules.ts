@@ -103,6 +103,23 @@ function bareTimeOrNumber(a: Statement, b: Statement, hunk: Hunk): boolean {
   return a.tokens[1]!.kind === "be" && b.tokens[1]!.kind === "be" && hunk.removed.every((i) => timeOrNumber(a.tokens[i]!)) && hunk.added.every((i) => timeOrNumber(b.tokens[i]!));
 }
 
+/** A value's letters and digits: the same value written differently ("555-0101" / "555 0101") spells the same. */
+const spelled = (ts: Token[]) => ts.map((t) => t.text).join("").replace(/[^\p{L}\p{N}]/gu, "");
+
+/**
+ * Where "is" stands when both statements are "<the same subject> is …", the subject at least
+ * `minSubject` words; -1 otherwise.
+ */
+function sameSubjectIs(a: Statement, b: Statement, minSubject: number): number {
+  const copula = a.tokens.findIndex((t) => t.kind === "be");
+  const is = (t: Token | undefined) => t?.kind === "be" && t.original.toLowerCase() === "is";
+  if (copula < minSubject || !is(a.tokens[copula]) || !is(b.tokens[copula])) return -1;
+  for (let i = 0; i < copula; i++) if (a.tokens[i]!.text !== b.tokens[i]!.text) return -1;
+  return copula;
+}
+
+const maxWholeValueWords = 6;
+
 /**
  * The whole value of "<subject> is <value>" replaced, the subject the same in two words or more ("the
  * customer's shipping address is 12 Oak Street, Leeds" → "… is 4 Mill Lane, York"): values of several
@@ -111,16 +128,9 @@ function bareTimeOrNumber(a: Statement, b: Statement, hunk: Hunk): boolean {
  * design looks so fancy."). Not when one value begins with the other (detail added or left out), and
  * not for "are" (a list may grow).
  */
-/** A value's letters and digits: the same value written differently ("555-0101" / "555 0101") spells the same. */
-const spelled = (ts: Token[]) => ts.map((t) => t.text).join("").replace(/[^\p{L}\p{N}]/gu, "");
-
-const maxWholeValueWords = 6;
-
 function wholeValueVerdict(a: Statement, b: Statement, shared: number): Verdict | null {
-  const copula = a.tokens.findIndex((t) => t.kind === "be");
-  const is = (t: Token | undefined) => t?.kind === "be" && t.original.toLowerCase() === "is";
-  if (copula < 2 || !is(a.tokens[copula]) || !is(b.tokens[copula]) || (a.manyValued && b.manyValued)) return null;
-  for (let i = 0; i < copula; i++) if (a.tokens[i]!.text !== b.tokens[i]!.text) return null;
+  const copula = sameSubjectIs(a, b, 2);
+  if (copula < 0 || (a.manyValued && b.manyValued)) return null;
   const older = a.tokens.slice(copula + 1);
   const newer = b.tokens.slice(copula + 1);
   const common = Math.min(older.length, newer.length);
@@ -136,10 +146,8 @@ function wholeValueVerdict(a: Statement, b: Statement, shared: number): Verdict 
  * alongside ("the repository is public" and "… is popular"), so only these.
  */
 function stateVerdict(a: Statement, b: Statement, shared: number): Verdict | null {
-  const copula = a.tokens.findIndex((t) => t.kind === "be");
-  const is = (s: Statement) => s.tokens[copula]?.kind === "be" && s.tokens[copula]!.original.toLowerCase() === "is";
-  if (copula < 1 || !is(a) || !is(b)) return null;
-  for (let i = 0; i < copula; i++) if (a.tokens[i]!.text !== b.tokens[i]!.text) return null;
+  const copula = sameSubjectIs(a, b, 1);
+  if (copula < 0) return null;
   const namedByOpposite = (s: Statement) => s.tokens.length === copula + 1 && s.polarityWords.length === 1 && !negations.has(s.polarityWords[0]!.toLowerCase());
   const oneState = (s: Statement) => {
     const word = s.tokens[copula + 1];
