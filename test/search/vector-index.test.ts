@@ -813,6 +813,13 @@ describe("probes of the LanceDB ANN index", () => {
     expect(probesFor(16, 300)).toBe(16);
   });
 
+  it("probes at least the index kind's minimum: a quantized index twice LanceDB's 20", () => {
+    expect(probesFor(1_024, 1_000_000, 40)).toBe(40);
+    expect(probesFor(548, 300_000, 40)).toBe(40);
+    expect(probesFor(32, 1_024, 40)).toBe(32);
+    expect(probesFor(362, 131_072, 40)).toBe(40);
+  });
+
   it("answers exactly through the index below 4,096 rows, even on uniform random vectors", async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), "agentmem-ann-probes-"));
     const index = await openLanceIndex({ uri: dir, dimensions: dims });

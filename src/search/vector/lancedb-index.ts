@@ -33,7 +33,7 @@ export interface LanceIndexOptions extends LanceConnectionOptions {
  */
 export const defaultAnnThreshold = 1_024;
 
-/** LanceDB's default number of partitions a search probes. */
+/** LanceDB's default number of partitions a search probes (the least an IVF_FLAT search probes). */
 const defaultProbes = 20;
 /**
  * Rows a search through the index probes at least. Probing is cheap beside the exact scan (10k rows: all 67
@@ -44,11 +44,11 @@ const probedRows = 4_096;
 
 /**
  * Partitions to probe in an index of `partitions` over `rows` rows: enough to hold probedRows rows, and
- * never fewer than LanceDB's default. (A table grows to four times the rows its index was trained on
- * before it is retrained, so the rows a partition holds are counted, not assumed.)
+ * never fewer than `minProbes` (the index kind's). (A table grows to four times the rows its index was
+ * trained on before it is retrained, so the rows a partition holds are counted, not assumed.)
  */
-export const probesFor = (partitions: number, rows: number): number =>
-  Math.min(partitions, Math.max(defaultProbes, Math.ceil((probedRows * partitions) / Math.max(rows, 1))));
+export const probesFor = (partitions: number, rows: number, minProbes = defaultProbes): number =>
+  Math.min(partitions, Math.max(minProbes, Math.ceil((probedRows * partitions) / Math.max(rows, 1))));
 /**
  * Versions older than this are pruned by optimize(); readers move to the latest within their consistency
  * interval. Every indexed batch makes a version: kept for an hour, 100k memories left 8 GB of them.
@@ -86,13 +86,14 @@ const partitionsFor = (rows: number) => Math.min(1024, Math.max(16, Math.round(M
  * does not fit at scale: 2 GB at 1M memories of 512 dimensions, so a 512 MiB cache missed most partitions
  * a search probed (p50 28 ms, p95 149 ms). IVF_RQ keeps one bit per dimension (RaBitQ; 100k memories:
  * 8.3 MB against 197 MB) and re-ranks the refineFactor × k nearest by those bits with the exact vectors
- * read from the table, which costs 5 to 10 ms more a search (1M: p50 15 ms, p95 18 ms; top-10
- * agreement with an exact scan 0.97 against IVF_FLAT's 0.84 on hashed vectors).
- * `npx tsx bench/ann-agreement.ts` measures both on the model's vectors.
+ * read from the table, which costs 5 to 10 ms more a search. Those reads cost more than the bits: twice
+ * LanceDB's probes re-ranking 5 × k instead of 10 × k was faster and nearer the exact scan (hashed
+ * vectors, k = 40: 1M p50 8.6 against 10.7 ms, top-10 agreement 0.93 against 0.87; 300k 6.9 against
+ * 8.8 ms, 0.94 against 0.90). `npx tsx bench/ann-agreement.ts` measures both kinds on the model's vectors.
  */
 const annKinds = {
-  flat: { prefix: "vector_ivf_flat_p", refineFactor: 0, config: (partitions: number) => Index.ivfFlat({ distanceType: "cosine", numPartitions: partitions }) },
-  rq: { prefix: "vector_ivf_rq_p", refineFactor: 10, config: (partitions: number) => Index.ivfRq({ distanceType: "cosine", numPartitions: partitions }) },
+  flat: { prefix: "vector_ivf_flat_p", minProbes: defaultProbes, refineFactor: 0, config: (partitions: number) => Index.ivfFlat({ distanceType: "cosine", numPartitions: partitions }) },
+  rq: { prefix: "vector_ivf_rq_p", minProbes: 2 * defaultProbes, refineFactor: 5, config: (partitions: number) => Index.ivfRq({ distanceType: "cosine", numPartitions: partitions }) },
 } as const;
 type AnnKind = keyof typeof annKinds;
 const annKindNames = Object.keys(annKinds) as AnnKind[];
@@ -133,7 +134,7 @@ export async function annSearch(table: Table, refreshEveryMs = defaultAnnRefresh
   let refineFactor = 0;
   const refresh = async () => {
     const index = await annIndexOf(table);
-    probes = index ? probesFor(index.partitions, await table.countRows()) : 0;
+    probes = index ? probesFor(index.partitions, await table.countRows(), annKinds[index.kind].minProbes) : 0;
     refineFactor = index ? annKinds[index.kind].refineFactor : 0;
   };
   await refresh();
