@@ -3,7 +3,7 @@
 //
 //   npx tsx bench/scale.ts [--sizes 100000,300000,1000000] [--backends postgres,pglite] [--duration 10]
 //                          [--concurrency 8] [--load-limit-minutes 20] [--timeout 7200] [--database-url postgres://…]
-//                          [--server-env NAME=value …]
+//                          [--write-rate 2] [--mixed-duration 90] [--server-env NAME=value …]
 //
 // Load (in this process, sizes ascending, each size adding to the last): memories are built by
 // bench/lib/scale-data.ts and written by insertMemories (src/memories/memory-store.ts: the statement every
@@ -20,8 +20,10 @@
 // detection on): recall per mode at concurrency 1 with a query never sent before (the query embedding is
 // in every number), hybrid at --concurrency, hybrid with each filter (type 1/6, tag 4%, metadata 0.5%, 2.5%
 // and 25%, a 30-day creation window 8%; each filter's p50/p95 is also printed against unfiltered hybrid's),
-// list pages (first, deep by page token, filtered), get by id, and single
-// creates. Semantic results are latency only: the memories' vectors are hashes, the queries' the model's.
+// list pages (first, deep by page token, filtered), get by id, single creates, and hybrid recall for
+// --mixed-duration seconds while memories are created at --write-rate a second (the index folds new rows
+// meanwhile; the server's CPU per second is printed by where it goes). Semantic results are latency only:
+// the memories' vectors are hashes, the queries' the model's.
 // Writes bench/results/scale.json.
 
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -32,7 +34,7 @@ import { parseArgs } from "node:util";
 import { throwawayPostgres } from "../test/support/postgres-cluster.js";
 import { caveat } from "./lib/report.js";
 import { restLoad } from "./lib/rest-load.js";
-import { rssMb } from "./lib/process-tree.js";
+import { rssMb, serverCpuMs, type ServerCpuMs } from "./lib/process-tree.js";
 import { onCleanUp, positiveOption, runBench, stopAfter } from "./lib/run.js";
 import { countMemories, load1m, loadTo, type Backend, type LoadResult, type Store } from "./lib/scale-load.js";
 import { scratchDatabase } from "./lib/scratch-database.js";
@@ -54,6 +56,9 @@ interface Options {
   loadLimitS: number;
   timeoutS: number;
   databaseUrl: string | undefined;
+  /** Memories created a second during the mixed phase, and its length. */
+  writeRate: number;
+  mixedDurationS: number;
   /** Added to the server's environment, e.g. to compare a setting. */
   serverEnv: Record<string, string>;
 }
@@ -69,6 +74,8 @@ function parseOptions(argv: string[]): Options {
       "load-limit-minutes": { type: "string", default: "20" },
       timeout: { type: "string", default: "7200" },
       "database-url": { type: "string" },
+      "write-rate": { type: "string", default: "2" },
+      "mixed-duration": { type: "string", default: "90" },
       "server-env": { type: "string", multiple: true, default: [] },
     },
   });
@@ -85,6 +92,8 @@ function parseOptions(argv: string[]): Options {
     loadLimitS: 60 * positiveOption("load-limit-minutes", values["load-limit-minutes"]),
     timeoutS: positiveOption("timeout", values.timeout),
     databaseUrl: values["database-url"],
+    writeRate: positiveOption("write-rate", values["write-rate"]),
+    mixedDurationS: positiveOption("mixed-duration", values["mixed-duration"]),
     serverEnv: Object.fromEntries(
       values["server-env"].map((pair) => {
         const eq = pair.indexOf("=");
@@ -105,6 +114,9 @@ interface Measure {
 
 interface Phase extends PhaseResult {
   loadAvg1m: number;
+  /** The server's CPU ms per second of the phase, by where it went (the mixed phase only). */
+  serverCpuMsPerS?: ServerCpuMs;
+  written?: number;
 }
 
 async function phase(m: Measure, name: string, concurrency: number, request: (i: number) => { method: "GET" | "POST"; path: string; body?: string }, durationS = m.options.durationS): Promise<Phase> {
@@ -146,6 +158,48 @@ async function walkPages(m: Measure, query: string, pages: number): Promise<{ ph
   return { phase: r, ids };
 }
 
+const createBody = (m: Measure, i: number, label: string) =>
+  JSON.stringify({ content: `Scale bench note ${m.size}-${label}${i}: ${m.nextQuery()}`, type: "fact", containers: [container] });
+
+/** Hybrid recall at concurrency 1 while a writer creates memories at a steady rate, one at a time. */
+async function recallWhileWriting(m: Measure): Promise<Phase> {
+  const { writeRate, mixedDurationS } = m.options;
+  let stopped = false;
+  let written = 0;
+  const writer = (async () => {
+    const started = performance.now();
+    for (let i = 0; !stopped; i++) {
+      const wait = started + (i * 1000) / writeRate - performance.now();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      if (stopped) break;
+      const res = await fetch(m.server.url + "/api/v1/agent/memories", {
+        method: "POST",
+        headers: { authorization: `Bearer ${m.key}`, "content-type": "application/json" },
+        body: createBody(m, i, "mixed-"),
+        signal: AbortSignal.timeout(60_000),
+      });
+      if (!res.ok) throw new Error(`create during the mixed phase: HTTP ${res.status} ${await res.text()}`);
+      await res.arrayBuffer();
+      written++;
+    }
+  })();
+  const before = serverCpuMs(m.server.pid);
+  const t0 = performance.now();
+  let p: Phase;
+  try {
+    p = await phase(m, `recall hybrid while ${writeRate} memories/s are created`, 1, recall(m, "hybrid"), mixedDurationS);
+  } finally {
+    stopped = true;
+    await writer;
+  }
+  const after = serverCpuMs(m.server.pid);
+  const seconds = (performance.now() - t0) / 1000;
+  const perS = (k: keyof ServerCpuMs) => Math.round((after[k] - before[k]) / seconds);
+  const cpu: ServerCpuMs = { main: perS("main"), lancedb: perS("lancedb"), other: perS("other"), children: perS("children") };
+  console.error(`    server CPU ms/s: main ${cpu.main}, LanceDB ${cpu.lancedb}, other threads ${cpu.other}, model ${cpu.children}; ${written} memories created`);
+  return { ...p, serverCpuMsPerS: cpu, written };
+}
+
 async function measure(m: Measure, now: number): Promise<Phase[]> {
   const out: Phase[] = [];
   // Untimed warm-up: caches, JIT, the index files.
@@ -176,12 +230,9 @@ async function measure(m: Measure, now: number): Promise<Phase[]> {
   const ids = walked.ids;
   out.push(await phase(m, "get by id", 1, (i) => ({ method: "GET", path: `/api/v1/agent/memories/${ids[(i * 7919) % ids.length]}` })));
   out.push(
-    await phase(m, "create one memory (embeds, detects contradictions)", 1, (i) => ({
-      method: "POST",
-      path: "/api/v1/agent/memories",
-      body: JSON.stringify({ content: `Scale bench note ${m.size}-${i}: ${m.nextQuery()}`, type: "fact", containers: [container] }),
-    })),
+    await phase(m, "create one memory (embeds, detects contradictions)", 1, (i) => ({ method: "POST", path: "/api/v1/agent/memories", body: createBody(m, i, "") })),
   );
+  out.push(await recallWhileWriting(m));
   return out;
 }
 
@@ -262,9 +313,12 @@ function report(results: SizeResult[]): string {
     ]);
   }
   const phaseRows = [["backend", "size", "phase", "conc", "req/s", "p50 ms", "p95 ms", "p99 ms", "calls", "errors", "load avg"]];
+  const cpuRows = [["backend", "size", "created", "main thread", "LanceDB", "other threads", "model"]];
   for (const r of results) {
     for (const p of r.phases) {
       phaseRows.push([r.backend, String(r.size), p.phase, String(p.concurrency), p.reqPerS.toFixed(1), ms(p.p50Ms), ms(p.p95Ms), ms(p.p99Ms), String(p.ok), String(p.errors), String(p.loadAvg1m)]);
+      const cpu = p.serverCpuMsPerS;
+      if (cpu) cpuRows.push([r.backend, String(r.size), String(p.written), String(cpu.main), String(cpu.lancedb), String(cpu.other), String(cpu.children)]);
     }
   }
   return [
@@ -273,6 +327,9 @@ function report(results: SizeResult[]): string {
     "",
     `REST phases, limit ${limit}, one container; every recall a query never sent before (the real query embedding is in every number):`,
     alignedTable(phaseRows, [0, 2]),
+    "",
+    "The server's CPU (ms a second) while recalling and writing:",
+    alignedTable(cpuRows, [0]),
     "",
     `Note: ${caveat}`,
   ].join("\n");

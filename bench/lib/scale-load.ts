@@ -74,7 +74,7 @@ export async function loadTo(store: Store, target: number, limitS: number, conta
     vectors = await openVectorIndex(config, db, useLite.dimensions);
     const workspaceId = await ensureWorkspace(db, newId("ws"), "bench");
     const never = Number.MAX_SAFE_INTEGER;
-    const indexer = createIndexer(db, vectors, hashingEmbedder(useLite), silentLog, { batchSize: 5000, pollMs: never, optimizeEvery: never, optimizeEveryFraction: 0, idleOptimizeMs: never, analyseEveryFraction: 0, keepIndexedMs: 0 }, () => false);
+    const indexer = createIndexer(db, vectors, hashingEmbedder(useLite), silentLog, { batchSize: 5000, pollMs: never, lingerMs: 0, optimizeEvery: never, optimizeEveryFraction: 0, idleOptimizeMs: never, idleOptimizeShare: 1, analyseEveryFraction: 0, keepIndexedMs: 0 }, () => false);
     const ids = { workspaceId, keyId: "key_bench_loader", container };
     let loaded = from;
     let projectedMinutes: number | undefined;

@@ -16,12 +16,19 @@ export interface IndexerOptions {
   batchSize: number;
   /** How often to look for work queued by other nodes or left by failures. */
   pollMs: number;
+  /**
+   * A background drain leaves fewer than batchSize jobs queued until the oldest has waited this long, so a
+   * trickle of writes reaches the index in batches (see lingering); drain() writes at once.
+   */
+  lingerMs: number;
   /** Fold new rows into the ANN and full-text indexes after this many writes, or… */
   optimizeEvery: number;
   /** …this fraction of the rows the index held at the last fold, whichever is more… */
   optimizeEveryFraction: number;
-  /** …or once the queue is empty, at most this often. */
+  /** …or once the queue is empty, at most this often… */
   idleOptimizeMs: number;
+  /** …and never so often that those folds take more than this share of the time (see idleFoldDue). */
+  idleOptimizeShare: number;
   /** Refresh the memories' planner statistics at a fold once this fraction of the rows at the last refresh was written. */
   analyseEveryFraction: number;
   /**
@@ -35,16 +42,19 @@ export interface IndexerOptions {
 // Rows written since the last optimize are searched by a scan, slower the more fragments hold them: at
 // 100k memories, 1,633 such rows made keyword search p50 17 ms against 4 ms with none; 1,000 rows in 40
 // fragments made a 10-vector search cost 150 ms of CPU, in one fragment 41. Each batch written is a
-// fragment, hence batches of 256. An optimize costs about 25 ms of CPU per 1,000 rows of the table
-// whatever was added (LanceDB: 0.12 s at 6k rows, 0.56 s at 21k, 1.6 s at 61k), so it runs once 1% of
+// fragment, hence batches of 256, and a few young jobs linger (lingering). An optimize costs about 25 ms of
+// CPU per 1,000 rows of the table whatever was added (LanceDB: 0.12 s at 6k rows, 0.56 s at 21k, 1.6 s at
+// 61k; its compaction rewrites the table, see idleFoldDue), so it runs once 1% of
 // the table's rows are new, and after 250 writes at least: during an API ingest from 3,000 to 5,000
 // memories, a fold every 250 writes instead of 1,000 took recall from p50/p95 212/498 ms to 124/283.
 export const defaultIndexerOptions: IndexerOptions = {
   batchSize: 256,
   pollMs: 1000,
+  lingerMs: 5_000,
   optimizeEvery: 250,
   optimizeEveryFraction: 0.01,
   idleOptimizeMs: 10_000,
+  idleOptimizeShare: 0.25,
   analyseEveryFraction: 0.1,
   keepIndexedMs: 0,
 };
@@ -56,6 +66,17 @@ interface PreparedBatch {
   /** Queued ids whose memory no longer exists. */
   gone: string[];
 }
+
+/**
+ * Whether a fold may start now that the queue is empty, the last one having started at `lastStart` and
+ * taken `lastMs`. A fold costs the whole table, not the rows it folds: LanceDB 0.37's compaction rewrites
+ * every fragment under a million rows together with the ones the previous fold indexed (100k memories: 3.2 s
+ * of CPU to fold one row; 1M: 15 s). Rows not yet folded are searched by a scan of their fragments, which
+ * costs each search more the more there are (at 1M, 177 one-row fragments: a vector search 10 → 28 ms, a
+ * full-text search 5 → 31 ms), so folds are spaced by their cost rather than stopped.
+ */
+export const idleFoldDue = (now: number, lastStart: number, lastMs: number, opts: Pick<IndexerOptions, "idleOptimizeMs" | "idleOptimizeShare">): boolean =>
+  now - lastStart >= Math.max(opts.idleOptimizeMs, lastMs / opts.idleOptimizeShare);
 
 /** Memory jobs committed to the outbox and not yet written to the vector index, on every node. */
 export async function indexBacklog(db: Database): Promise<number> {
@@ -81,6 +102,7 @@ export function createIndexer(
   let optimizeAfter = opts.optimizeEvery;
   let optimizing: Promise<void> | undefined;
   let lastOptimize = 0;
+  let lastOptimizeMs = 0;
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
 
@@ -135,7 +157,9 @@ export function createIndexer(
   }
 
   async function optimize(): Promise<void> {
+    const started = performance.now();
     await vectors.optimize();
+    lastOptimizeMs = performance.now() - started;
     const rows = await vectors.count();
     optimizeAfter = Math.max(opts.optimizeEvery, Math.floor(opts.optimizeEveryFraction * rows));
     // Embedded Postgres (PGlite) runs no autovacuum: without statistics the planner filters every memory
@@ -183,7 +207,7 @@ export function createIndexer(
 
   /** Processes the outbox until it is empty; concurrent callers share one run. */
   const runs = coalescedRuns(drainOnce, () => stopped, () => {
-    if (writesSinceOptimize > 0 && Date.now() - lastOptimize >= opts.idleOptimizeMs) optimizeInBackground();
+    if (writesSinceOptimize > 0 && idleFoldDue(Date.now(), lastOptimize, lastOptimizeMs, opts)) optimizeInBackground();
   });
   const drain = runs.run;
 
@@ -198,13 +222,43 @@ export function createIndexer(
     reconcileInPages(db, vectors, { table: "memories", queueSql: "insert into index_outbox (memory_id) select unnest($1::text[])" }, pageSize);
 
   /** Background work stops with the indexer: once stop() has returned, nothing here touches storage again. */
+  /**
+   * Whether the queue is a few young jobs. Each write to the index is a fragment that every search scans
+   * until the next fold (at 1M memories: +0.18 ms of CPU a vector search and +0.27 ms a full-text search per
+   * fragment; a one-row write 10 ms with none and 40 ms with 90), so one write a job under a trickle of
+   * writes made searches slower and folds more frequent. Recall finds queued memories through their jobs
+   * meanwhile (src/recall/pending-candidates.ts).
+   */
+  async function lingering(): Promise<boolean> {
+    if (opts.lingerMs <= 0) return false;
+    // Counted up to batchSize, so a long backlog costs no more to look at than a short one.
+    const [queue] = await db.query<{ jobs: number; waited_ms: number | null }>(
+      `select (select count(*)::int from (select 1 from index_outbox where indexed_at is null limit $1) queued) as jobs,
+              (select (extract(epoch from now() - enqueued_at) * 1000)::float8 from index_outbox where indexed_at is null order by seq limit 1) as waited_ms`,
+      [opts.batchSize],
+    );
+    return queue!.jobs > 0 && queue!.jobs < opts.batchSize && (queue!.waited_ms ?? 0) < opts.lingerMs;
+  }
+
+  /** What the poll and notify() run: a drain, unless the queue is lingering; returns the jobs completed. */
+  async function backgroundDrain(): Promise<number> {
+    return (await lingering()) ? 0 : drain();
+  }
+
+  const indexingFailed = (err: unknown) => log.error({ err }, "indexing failed; queued memories stay queued and are retried");
+
   function drainInBackground(): void {
-    if (stopped) return;
-    drain().catch((err: unknown) => log.error({ err }, "indexing failed; queued memories stay queued and are retried"));
+    if (!stopped) backgroundDrain().catch(indexingFailed);
+  }
+
+  /** What a start finds queued (left by the last run, or queued by reconciliation) is written at once. */
+  function drainNow(): void {
+    if (!stopped) drain().catch(indexingFailed);
   }
 
   return {
     drain,
+    backgroundDrain,
     /** Indexes one batch; returns how many queued jobs it completed (0 when the queue is empty). */
     step: indexBatch,
     /** Called after writes: indexes soon, without delaying the response. */
@@ -217,11 +271,11 @@ export function createIndexer(
     start(): void {
       timer = setInterval(drainInBackground, opts.pollMs);
       timer.unref();
-      drainInBackground();
+      drainNow();
       starting = reconcile()
         .then(({ queued, removed }) => {
           if (queued + removed > 0) log.info({ queued, removed }, "vector index reconciled with storage");
-          drainInBackground();
+          drainNow();
         })
         .catch((err: unknown) => log.error({ err }, "vector index reconciliation failed"));
     },

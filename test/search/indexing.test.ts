@@ -7,7 +7,7 @@ import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startApp } from "../../src/app.js";
 import { loadConfig } from "../../src/config.js";
-import { createIndexer, defaultIndexerOptions } from "../../src/search/indexer.js";
+import { createIndexer, defaultIndexerOptions, idleFoldDue } from "../../src/search/indexer.js";
 import { openLanceSkillIndex } from "../../src/search/skills/lancedb-skill-index.js";
 import { createSkillIndexer } from "../../src/search/skills/skill-indexer.js";
 import type { VectorIndex } from "../../src/search/vector/vector-index.js";
@@ -108,6 +108,93 @@ describe("planner statistics", () => {
       expect(folds).toBe(4);
       // 200 rows analysed at the first fold; 10 writes are under a tenth of them, 20 are not; then 20 of 220.
       expect(analysedAtFold).toEqual([1, 3]);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe("folds once the queue is empty", () => {
+  it("wait 10 s after the last began, or four times its length when it took longer than 2.5 s", () => {
+    const opts = defaultIndexerOptions;
+    expect(idleFoldDue(9_999, 0, 100, opts)).toBe(false);
+    expect(idleFoldDue(10_000, 0, 100, opts)).toBe(true);
+    // A fold of 15 s (1M rows) is followed by the next idle one no sooner than 60 s after it began.
+    expect(idleFoldDue(59_999, 0, 15_000, opts)).toBe(false);
+    expect(idleFoldDue(60_000, 0, 15_000, opts)).toBe(true);
+    expect(idleFoldDue(Date.now(), 0, 0, opts)).toBe(true);
+  });
+
+  it("are spaced by the last fold's length, while folds after optimizeEvery writes are not", async () => {
+    const server = await startTestServer("pglite", { CONTRADICTIONS_ENABLED: "false" });
+    try {
+      await server.app.indexer.stop();
+      const agent = rest(server.url, await server.createKey("acme", "agent-1"));
+      let folds = 0;
+      const vectors: VectorIndex = {
+        ...server.app.vectors,
+        optimize: () => {
+          folds++;
+          return server.app.vectors.optimize();
+        },
+      };
+      // No wait of its own, and a share so small that any fold's length defers the next idle one past the test.
+      const indexer = createIndexer(server.app.db, vectors, constantEmbedder, pino({ level: "silent" }), {
+        ...defaultIndexerOptions,
+        optimizeEvery: 20,
+        optimizeEveryFraction: 0,
+        idleOptimizeMs: 0,
+        idleOptimizeShare: 1e-9,
+      });
+      let written = 0;
+      const write = async (n: number) => {
+        const memories = Array.from({ length: n }, (_, i) => ({ content: `Runner ${written + i} builds the ${i % 3 === 0 ? "web" : "api"} image`, type: "fact" }));
+        written += n;
+        expect((await agent("POST", "/api/v1/agent/memories", { memories })).status).toBe(200);
+        expect(await indexer.drain()).toBe(n);
+        await indexer.settled();
+      };
+      await write(1);
+      expect(folds).toBe(1); // the first idle fold: none has run yet
+      await write(1);
+      await write(1);
+      expect(folds).toBe(1);
+      await write(20);
+      expect(folds).toBe(2); // 22 writes since the last fold
+      expect(await indexer.drain()).toBe(0);
+      expect(folds).toBe(2);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe("a trickle of writes", () => {
+  it("lingers in the queue while it is short and young, then is written in one batch", async () => {
+    const server = await startTestServer("pglite", { CONTRADICTIONS_ENABLED: "false" });
+    try {
+      await server.app.indexer.stop();
+      const agent = rest(server.url, await server.createKey("acme", "agent-1"));
+      const silent = pino({ level: "silent" });
+      const indexer = (lingerMs: number) =>
+        createIndexer(server.app.db, server.app.vectors, constantEmbedder, silent, { ...defaultIndexerOptions, batchSize: 3, lingerMs });
+      const patient = indexer(3_600_000);
+      for (const content of ["The web image builds on runner 1", "The api image builds on runner 2"]) {
+        expect((await agent("POST", "/api/v1/agent/memories", { content, type: "fact" })).status).toBe(200);
+        expect(await patient.backgroundDrain()).toBe(0);
+      }
+      expect(await outboxSize(server)).toBe(2);
+      // Queued, and recalled meanwhile through their jobs.
+      const recalled = await agent("POST", "/api/v1/agent/recall", { query: "which runner builds the api image", searchMode: "keyword" });
+      expect(recalled.body.memories[0].content).toBe("The api image builds on runner 2");
+      // A batch's worth is written at once, however young.
+      expect((await agent("POST", "/api/v1/agent/memories", { content: "The docs image builds on runner 3", type: "fact" })).status).toBe(200);
+      expect(await patient.backgroundDrain()).toBe(3);
+      expect(await outboxSize(server)).toBe(0);
+      // A job older than lingerMs is written alone (its write, answered, took longer than 1 ms).
+      expect((await agent("POST", "/api/v1/agent/memories", { content: "The cli image builds on runner 4", type: "fact" })).status).toBe(200);
+      expect(await indexer(1).backgroundDrain()).toBe(1);
+      expect((await indexedIds(server.app.vectors)).size).toBe(4);
     } finally {
       await server.close();
     }
