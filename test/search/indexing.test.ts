@@ -70,27 +70,45 @@ describe("indexing follows Postgres through the outbox", () => {
   });
 });
 
+/**
+ * Runs `test` on a server whose own indexer is stopped, so the indexer the test makes is the only one,
+ * with contradictions off: each write is one job (no memory is shadowed and indexed again).
+ */
+async function withOwnIndexer(test: (server: TestServer, agent: ReturnType<typeof rest>) => Promise<void>): Promise<void> {
+  const server = await startTestServer("pglite", { CONTRADICTIONS_ENABLED: "false" });
+  try {
+    await server.app.indexer.stop();
+    await test(server, rest(server.url, await server.createKey("acme", "agent-1")));
+  } finally {
+    await server.close();
+  }
+}
+
+/** The server's vector index, counting its folds. */
+function countingFolds(server: TestServer) {
+  const counted = {
+    folds: 0,
+    vectors: {
+      ...server.app.vectors,
+      optimize: () => {
+        counted.folds++;
+        return server.app.vectors.optimize();
+      },
+    } satisfies VectorIndex,
+  };
+  return counted;
+}
+
 describe("planner statistics", () => {
-  it("are refreshed at the first fold, then at a fold once a tenth of the table has been written since", async () => {
-    // Without contradictions, each write is one job: no memory is shadowed and indexed again.
-    const server = await startTestServer("pglite", { CONTRADICTIONS_ENABLED: "false" });
-    try {
-      await server.app.indexer.stop();
-      const agent = rest(server.url, await server.createKey("acme", "agent-1"));
-      let folds = 0;
+  it("are refreshed at the first fold, then at a fold once a tenth of the table has been written since", () =>
+    withOwnIndexer(async (server, agent) => {
+      const counted = countingFolds(server);
       const analysedAtFold: number[] = [];
       const db = watchedDatabase(server.app.db, (sql) => {
-        if (sql === "analyze memories") analysedAtFold.push(folds);
+        if (sql === "analyze memories") analysedAtFold.push(counted.folds);
       });
-      const vectors: VectorIndex = {
-        ...server.app.vectors,
-        optimize: () => {
-          folds++;
-          return server.app.vectors.optimize();
-        },
-      };
       // A fold after every 10 writes, whatever the table's size.
-      const indexer = createIndexer(db, vectors, constantEmbedder, pino({ level: "silent" }), { ...defaultIndexerOptions, optimizeEvery: 10, optimizeEveryFraction: 0 });
+      const indexer = createIndexer(db, counted.vectors, constantEmbedder, pino({ level: "silent" }), { ...defaultIndexerOptions, optimizeEvery: 10, optimizeEveryFraction: 0 });
       let written = 0;
       const write = async (n: number) => {
         for (let from = 0; from < n; from += 100) {
@@ -105,13 +123,10 @@ describe("planner statistics", () => {
       await write(10);
       await write(10);
       await write(20);
-      expect(folds).toBe(4);
+      expect(counted.folds).toBe(4);
       // 200 rows analysed at the first fold; 10 writes are under a tenth of them, 20 are not; then 20 of 220.
       expect(analysedAtFold).toEqual([1, 3]);
-    } finally {
-      await server.close();
-    }
-  });
+    }));
 });
 
 describe("folds once the queue is empty", () => {
@@ -125,21 +140,11 @@ describe("folds once the queue is empty", () => {
     expect(idleFoldDue(Date.now(), 0, 0, opts)).toBe(true);
   });
 
-  it("are spaced by the last fold's length, while folds after optimizeEvery writes are not", async () => {
-    const server = await startTestServer("pglite", { CONTRADICTIONS_ENABLED: "false" });
-    try {
-      await server.app.indexer.stop();
-      const agent = rest(server.url, await server.createKey("acme", "agent-1"));
-      let folds = 0;
-      const vectors: VectorIndex = {
-        ...server.app.vectors,
-        optimize: () => {
-          folds++;
-          return server.app.vectors.optimize();
-        },
-      };
+  it("are spaced by the last fold's length, while folds after optimizeEvery writes are not", () =>
+    withOwnIndexer(async (server, agent) => {
+      const counted = countingFolds(server);
       // No wait of its own, and a share so small that any fold's length defers the next idle one past the test.
-      const indexer = createIndexer(server.app.db, vectors, constantEmbedder, pino({ level: "silent" }), {
+      const indexer = createIndexer(server.app.db, counted.vectors, constantEmbedder, pino({ level: "silent" }), {
         ...defaultIndexerOptions,
         optimizeEvery: 20,
         optimizeEveryFraction: 0,
@@ -155,26 +160,20 @@ describe("folds once the queue is empty", () => {
         await indexer.settled();
       };
       await write(1);
-      expect(folds).toBe(1); // the first idle fold: none has run yet
+      expect(counted.folds).toBe(1); // the first idle fold: none has run yet
       await write(1);
       await write(1);
-      expect(folds).toBe(1);
+      expect(counted.folds).toBe(1);
       await write(20);
-      expect(folds).toBe(2); // 22 writes since the last fold
+      expect(counted.folds).toBe(2); // 22 writes since the last fold
       expect(await indexer.drain()).toBe(0);
-      expect(folds).toBe(2);
-    } finally {
-      await server.close();
-    }
-  });
+      expect(counted.folds).toBe(2);
+    }));
 });
 
 describe("a trickle of writes", () => {
-  it("lingers in the queue while it is short and young, then is written in one batch", async () => {
-    const server = await startTestServer("pglite", { CONTRADICTIONS_ENABLED: "false" });
-    try {
-      await server.app.indexer.stop();
-      const agent = rest(server.url, await server.createKey("acme", "agent-1"));
+  it("lingers in the queue while it is short and young, then is written in one batch", () =>
+    withOwnIndexer(async (server, agent) => {
       const silent = pino({ level: "silent" });
       const indexer = (lingerMs: number) =>
         createIndexer(server.app.db, server.app.vectors, constantEmbedder, silent, { ...defaultIndexerOptions, batchSize: 3, lingerMs });
@@ -195,10 +194,7 @@ describe("a trickle of writes", () => {
       expect((await agent("POST", "/api/v1/agent/memories", { content: "The cli image builds on runner 4", type: "fact" })).status).toBe(200);
       expect(await indexer(1).backgroundDrain()).toBe(1);
       expect((await indexedIds(server.app.vectors)).size).toBe(4);
-    } finally {
-      await server.close();
-    }
-  });
+    }));
 });
 
 describe("reconciliation", () => {
