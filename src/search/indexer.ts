@@ -70,8 +70,8 @@ interface PreparedBatch {
 /**
  * Whether a fold may start now that the queue is empty, the last one having started at `lastStart` and
  * taken `lastMs`. A fold costs the whole table, not the rows it folds: LanceDB 0.37's compaction rewrites
- * every fragment under a million rows together with the ones the previous fold indexed (100k memories: 3.2 s
- * of CPU to fold one row; 1M: 15 s). Rows not yet folded are searched by a scan of their fragments, which
+ * every fragment under a million rows together with the ones the previous fold indexed (100k memories: 1.9
+ * to 3.3 s of CPU to fold one to ten rows; 1M: 10.9 s). Rows not yet folded are searched by a scan of their fragments, which
  * costs each search more the more there are (at 1M, 177 one-row fragments: a vector search 10 → 28 ms, a
  * full-text search 5 → 31 ms), so folds are spaced by their cost rather than stopped.
  */
@@ -221,7 +221,6 @@ export function createIndexer(
   const reconcile = (pageSize = reconcilePageSize) =>
     reconcileInPages(db, vectors, { table: "memories", queueSql: "insert into index_outbox (memory_id) select unnest($1::text[])" }, pageSize);
 
-  /** Background work stops with the indexer: once stop() has returned, nothing here touches storage again. */
   /**
    * Whether the queue is a few young jobs. Each write to the index is a fragment that every search scans
    * until the next fold (at 1M memories: +0.18 ms of CPU a vector search and +0.27 ms a full-text search per
@@ -247,6 +246,7 @@ export function createIndexer(
 
   const indexingFailed = (err: unknown) => log.error({ err }, "indexing failed; queued memories stay queued and are retried");
 
+  /** Background work stops with the indexer: once stop() has returned, nothing here touches storage again. */
   function drainInBackground(): void {
     if (!stopped) backgroundDrain().catch(indexingFailed);
   }
