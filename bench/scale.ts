@@ -33,6 +33,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { throwawayPostgres } from "../test/support/postgres-cluster.js";
 import { caveat } from "./lib/report.js";
+import { postOrFail } from "./lib/http-json.js";
 import { restLoad } from "./lib/rest-load.js";
 import { rssMb, serverCpuMs, type ServerCpuMs } from "./lib/process-tree.js";
 import { onCleanUp, positiveOption, runBench, stopAfter } from "./lib/run.js";
@@ -158,8 +159,7 @@ async function walkPages(m: Measure, query: string, pages: number): Promise<{ ph
   return { phase: r, ids };
 }
 
-const createBody = (m: Measure, i: number, label: string) =>
-  JSON.stringify({ content: `Scale bench note ${m.size}-${label}${i}: ${m.nextQuery()}`, type: "fact", containers: [container] });
+const createBody = (m: Measure, i: number, label: string) => ({ content: `Scale bench note ${m.size}-${label}${i}: ${m.nextQuery()}`, type: "fact", containers: [container] });
 
 /** Hybrid recall at concurrency 1 while a writer creates memories at a steady rate, one at a time. */
 async function recallWhileWriting(m: Measure): Promise<Phase> {
@@ -172,14 +172,7 @@ async function recallWhileWriting(m: Measure): Promise<Phase> {
       const wait = started + (i * 1000) / writeRate - performance.now();
       if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
       if (stopped) break;
-      const res = await fetch(m.server.url + "/api/v1/agent/memories", {
-        method: "POST",
-        headers: { authorization: `Bearer ${m.key}`, "content-type": "application/json" },
-        body: createBody(m, i, "mixed-"),
-        signal: AbortSignal.timeout(60_000),
-      });
-      if (!res.ok) throw new Error(`create during the mixed phase: HTTP ${res.status} ${await res.text()}`);
-      await res.arrayBuffer();
+      await postOrFail(m.server.url + "/api/v1/agent/memories", m.key, createBody(m, i, "mixed-"));
       written++;
     }
   })();
@@ -230,7 +223,7 @@ async function measure(m: Measure, now: number): Promise<Phase[]> {
   const ids = walked.ids;
   out.push(await phase(m, "get by id", 1, (i) => ({ method: "GET", path: `/api/v1/agent/memories/${ids[(i * 7919) % ids.length]}` })));
   out.push(
-    await phase(m, "create one memory (embeds, detects contradictions)", 1, (i) => ({ method: "POST", path: "/api/v1/agent/memories", body: createBody(m, i, "") })),
+    await phase(m, "create one memory (embeds, detects contradictions)", 1, (i) => ({ method: "POST", path: "/api/v1/agent/memories", body: JSON.stringify(createBody(m, i, "")) })),
   );
   out.push(await recallWhileWriting(m));
   return out;

@@ -70,10 +70,11 @@ interface PreparedBatch {
 /**
  * Whether a fold may start now that the queue is empty, the last one having started at `lastStart` and
  * taken `lastMs`. A fold costs the whole table, not the rows it folds: LanceDB 0.37's compaction rewrites
- * every fragment under a million rows together with the ones the previous fold indexed (100k memories: 1.9
- * to 3.3 s of CPU to fold one to ten rows; 1M: 10.9 s). Rows not yet folded are searched by a scan of their fragments, which
- * costs each search more the more there are (at 1M, 177 one-row fragments: a vector search 10 → 28 ms, a
- * full-text search 5 → 31 ms), so folds are spaced by their cost rather than stopped.
+ * every fragment under a million rows together with the ones the previous fold indexed (100k memories:
+ * 1.9 to 3.3 s of CPU to fold one to ten rows; 1M: 10.9 s). Rows not yet folded are searched by a scan of
+ * their fragments, which costs each search more the more there are (at 1M, 177 one-row fragments: a
+ * vector search 10 → 28 ms, a full-text search 5 → 31 ms), so folds are spaced by their cost rather than
+ * stopped.
  */
 export const idleFoldDue = (now: number, lastStart: number, lastMs: number, opts: Pick<IndexerOptions, "idleOptimizeMs" | "idleOptimizeShare">): boolean =>
   now - lastStart >= Math.max(opts.idleOptimizeMs, lastMs / opts.idleOptimizeShare);
