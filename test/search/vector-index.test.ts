@@ -12,6 +12,7 @@ import { openLanceSkillIndex } from "../../src/search/skills/lancedb-skill-index
 import { openPgvectorSkillIndex } from "../../src/search/skills/pgvector-skill-index.js";
 import type { SkillVectorRecord } from "../../src/search/skills/skill-vector-index.js";
 import { lanceSchema, toArrowTable } from "../../src/search/vector/lance-records.js";
+import { flatSearchPercent } from "../../src/search/vector/lance-session.js";
 import { openPgvectorIndex } from "../../src/search/vector/pgvector-index.js";
 import { cosine } from "../../src/search/scoring.js";
 import type { MetadataTermsOf } from "../../src/search/vector/records.js";
@@ -475,6 +476,31 @@ describe("LanceDB keyword search", () => {
     expect(await index.keywordSearch("zebra", { workspaceId: "ws_a", containers: ["odd"] }, 5, false)).toEqual([]);
     await index.delete([late.id]);
     expect(await index.keywordSearch("zebra", { workspaceId: "ws_a" }, 5, false)).toEqual([]);
+  });
+
+  // LanceDB answers a filter matching at most LANCE_FLAT_SEARCH_PERCENT_THRESHOLD percent of the rows (ours:
+  // 1) by visiting each of them, and a broader one by walking the postings: both must find the best matches.
+  it("finds the best BM25 matches within filters of 0.5%, 3% and 25% of the rows", async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), "agentmem-lance-fts-"));
+    index = await openLanceIndex({ uri: dir, dimensions: dims });
+    expect(process.env.LANCE_FLAT_SEARCH_PERCENT_THRESHOLD).toBe(flatSearchPercent);
+    const rand = prng(21);
+    const filler = ["the", "deploy", "was", "slow", "again", "today", "kubernetes", "notes"];
+    const records = Array.from({ length: 2000 }, (_, i) => {
+      const words = Array.from({ length: 3 + (i % 17) }, (_, w) => filler[(i * 7 + w * 3) % filler.length]);
+      return record(rand, i, { content: `${words.join(" ")} ${i}`, tags: [i % 200 === 0 ? "half-percent" : "any", i % 33 === 0 ? "three-percent" : "any", i % 4 === 0 ? "quarter" : "any"] });
+    });
+    await index.upsert(records);
+    await index.optimize();
+    const query = "kubernetes deploy slow";
+    const everyMatch = await index.keywordSearch(query, { workspaceId: "ws_a" }, records.length, false);
+    const tagsOf = new Map(records.map((r) => [r.id, r.tags]));
+    for (const tag of ["half-percent", "three-percent", "quarter"]) {
+      const expected = everyMatch.filter((h) => tagsOf.get(h.id)!.includes(tag)).slice(0, 10);
+      const hits = await index.keywordSearch(query, { workspaceId: "ws_a", tags: [tag] }, 10, false);
+      expect(hits.length, tag).toBe(expected.length);
+      hits.forEach((h, i) => expect(h.bm25, `${tag} #${i}`).toBeCloseTo(expected[i]!.bm25, 3));
+    }
   });
 
   it("ranks the best match first before the first optimize, when more rows match than asked for", async () => {

@@ -39,7 +39,18 @@ export interface LanceConnectionOptions {
   session?: Session;
 }
 
+/**
+ * Our default for LanceDB's LANCE_FLAT_SEARCH_PERCENT_THRESHOLD. A full-text search whose filter matches at
+ * most this percent of the rows visits every matching row; above it, it walks the query's postings and
+ * skips the rows the filter drops. Both return the same hits. The visit's cost grows with the rows matched:
+ * with LanceDB's default of 10, a tag matching 4% of 1M memories cost 13.8 to 15.2 ms of CPU a search
+ * against 4.9 to 5.5 unfiltered; with 1, 6.9. Below 1% the visit is the cheaper (0.5%: 5.1 against 6.0).
+ */
+export const flatSearchPercent = "1";
+
 export function connectLance(options: LanceConnectionOptions): Promise<Connection> {
+  // LanceDB reads it once, at its first full-text search, which comes after a connection; an operator's own value stands.
+  process.env.LANCE_FLAT_SEARCH_PERCENT_THRESHOLD ??= flatSearchPercent;
   // The session goes in the options: connect(uri, options, session) drops its third argument (0.37.1).
   return connect(options.uri, {
     readConsistencyInterval: options.readConsistencySeconds ?? defaultReadConsistencySeconds(options.uri),
