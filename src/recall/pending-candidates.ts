@@ -10,11 +10,18 @@ import type { KeywordHit, VectorFilter, VectorHit } from "../search/vector/vecto
 // Read-your-writes. A write commits its memory and an indexing job carrying the vector the write path
 // computed; the index has the memory only once the indexer has processed the job. Until then recall
 // scores the memory from the job: by cosine with the stored vector (brute force) and by BM25 over its
-// stored full-text vector. The newest `pendingScanLimit` content jobs of the workspace are read, so the
-// cost is bounded whatever the backlog; older jobs are found once indexed.
+// stored full-text vector, with document frequencies from the workspace's newest memories. The newest
+// `pendingScanLimit` content jobs of the workspace are read, so the cost is bounded whatever the backlog;
+// older jobs are found once indexed.
 
 /** Content jobs (creates and edits) of a workspace read per recall, newest first. */
 export const pendingScanLimit = 1000;
+
+/**
+ * The workspace's newest memories in which a keyword recall with pending writes counts its words, for their
+ * document frequencies: the whole workspace up to this size, a sample of it beyond.
+ */
+export const documentFrequencySample = 1000;
 
 export interface PendingRow {
   id: string;
@@ -27,10 +34,21 @@ export interface PendingRow {
   termFrequencies: Record<string, number>;
 }
 
+/** The workspace's newest memories (at most documentFrequencySample), as BM25 sees them. */
+export interface CorpusSample {
+  size: number;
+  /** Mean full-text vector length. */
+  averageLength: number;
+  /** How many of the sampled memories hold each lexeme asked for. */
+  documentFrequencies: Record<string, number>;
+}
+
 export interface PendingWrites {
   rows: PendingRow[];
   /** Memories stored in the workspace: the corpus size for BM25's inverse document frequency. */
   corpusSize: number;
+  /** Null when no pending memory holds a word of the query. */
+  sample: CorpusSample | null;
 }
 
 /** What a pending read needs beyond the index filter. */
@@ -66,7 +84,7 @@ export function pendingReader(sql: Sql): PendingReader {
     // Usually nothing is pending: the partial index answers that for a tenth of the full read's cost,
     // most of which is planning it (2.5 ms on PGlite with an empty outbox).
     const [anyPending] = await sql.query("select 1 from index_outbox where workspace_id = $1 and version is not null limit 1", [scope.workspaceId]);
-    if (anyPending === undefined) return { rows: [], corpusSize: 0 };
+    if (anyPending === undefined) return { rows: [], corpusSize: 0, sample: null };
     const c = filterConditions(scope, query);
     const workspace = c.param(scope.workspaceId);
     const limit = c.param(pendingScanLimit);
@@ -92,6 +110,9 @@ export function pendingReader(sql: Sql): PendingReader {
        cross join lateral (select coalesce(${c.where}, false) as matches) f`,
       c.params,
     );
+    // Only the words pending memories hold are counted, and only when there are such memories.
+    const held = new Set<string>();
+    for (const r of rows) if (r.matches && r.tf) for (const lexeme of Object.keys(r.tf)) held.add(lexeme);
     return {
       rows: rows.map((r) => ({
         id: r.id,
@@ -101,26 +122,46 @@ export function pendingReader(sql: Sql): PendingReader {
         termFrequencies: r.tf ?? {},
       })),
       corpusSize: Number(rows[0]?.corpus ?? 0),
+      sample: held.size > 0 ? await corpusSample(sql, scope.workspaceId, [...held]) : null,
     };
   };
+}
+
+/** The workspace's newest memories, and how many of them hold each of `lexemes`. */
+async function corpusSample(sql: Sql, workspaceId: string, lexemes: string[]): Promise<CorpusSample> {
+  const [row] = await sql.query<{ size: number; average_length: number; df: Record<string, number> }>(
+    `with sample as materialized (select tsv from memories where workspace_id = $1 order by id desc limit $2)
+     select count(*)::int as size, coalesce(avg(length(tsv)), 0)::float8 as average_length,
+       (select coalesce(jsonb_object_agg(l, (select count(*) from sample d where d.tsv @@ quote_literal(l)::tsquery)), '{}')
+        from unnest($3::text[]) as l) as df
+     from sample`,
+    [workspaceId, documentFrequencySample, lexemes],
+  );
+  return { size: row!.size, averageLength: row!.average_length, documentFrequencies: row!.df };
 }
 
 const k1 = 1.2;
 const b = 0.75;
 
 /**
- * BM25 of the pending memories that contain a query lexeme. Document frequencies are counted among the
- * pending memories (the index's own are out of reach without a scan) against the workspace's memory count,
- * so a word common in the workspace but rare among recent writes is weighted as rare until indexed.
+ * BM25 of the pending memories that contain a query lexeme, on the scale of the index's scores: document
+ * frequencies and mean length from the sample of the workspace's newest memories, scaled to the workspace's
+ * size (exact up to the sample's size). Counted among the pending memories alone, a word common in the
+ * workspace weighed as a rare one: one fresh memory saying "the user mentioned …" came among the first five
+ * for 56 of 159 agent-facts questions in keyword mode, against 3 once indexed.
  */
 export function pendingBm25(pending: PendingWrites): Map<string, number> {
   const rows = pending.rows.filter((r) => r.matches);
   const scores = new Map<string, number>();
   if (rows.length === 0) return scores;
-  const n = Math.max(pending.corpusSize, rows.length);
-  const avgdl = Math.max(1, rows.reduce((sum, r) => sum + r.length, 0) / rows.length);
+  const sample = pending.sample?.size ? pending.sample : null;
+  const n = Math.max(pending.corpusSize, rows.length, sample?.size ?? 0);
+  const avgdl = Math.max(1, sample ? sample.averageLength : rows.reduce((sum, r) => sum + r.length, 0) / rows.length);
   const df = new Map<string, number>();
   for (const r of rows) for (const lexeme of Object.keys(r.termFrequencies)) df.set(lexeme, (df.get(lexeme) ?? 0) + 1);
+  if (sample) {
+    for (const [lexeme, d] of df) df.set(lexeme, Math.max(d, ((sample.documentFrequencies[lexeme] ?? 0) * n) / sample.size));
+  }
   for (const r of rows) {
     let score = 0;
     for (const [lexeme, tf] of Object.entries(r.termFrequencies)) {

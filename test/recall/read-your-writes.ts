@@ -161,5 +161,26 @@ export function readYourWrites(name: string, setUp: () => Promise<Setup>): void 
         expect(old!.similarity).toBeCloseTo(cosine(q!, content!), 3);
       }
     });
+
+    // Words most of the workspace's memories hold ("user", "team") weigh as little before indexing as after:
+    // counted among pending memories alone they weighed as rare words, and a fresh memory holding them
+    // outranked older, better matches.
+    it("scores a pending memory by keyword as the index scores it once indexed", async () => {
+      const bm25Of = async (i: number) => {
+        const [m] = await recall(i, { query: "the user and the team", searchMode: "keyword", includeReceipt: true, metadata: { probe: true } });
+        expect(m, "the probe memory is recalled").toBeDefined();
+        return (m as unknown as { why: { bm25: number } }).why.bm25;
+      };
+      const created = await writer(0)("POST", "/api/v1/agent/memories", { content: "The user told the team about the spring review", type: "fact", metadata: { probe: true } });
+      expect(created.status, JSON.stringify(created.body)).toBe(200);
+      const pending = await bm25Of(0);
+      await drain();
+      await setup.nodes[0]!.vectors.optimize();
+      const indexed = await bm25Of(0);
+      expect(indexed).toBeGreaterThan(0);
+      // Counted among the pending memories alone, the pending score was 2.2 times the indexed one.
+      expect(pending / indexed).toBeGreaterThan(0.9);
+      expect(pending / indexed).toBeLessThan(1.1);
+    });
   });
 }

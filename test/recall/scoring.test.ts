@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { MemoryRecord } from "../../src/memories/memory-store.js";
 import { matchesFilter } from "../../src/recall/filter-match.js";
+import { pendingBm25, type PendingRow } from "../../src/recall/pending-candidates.js";
 import { scoreCandidates, type ScoredCandidate } from "../../src/recall/recall-engine.js";
 import { informativeness, relevance } from "../../src/recall/scoring.js";
 import { cosine, keywordRelevance } from "../../src/search/scoring.js";
@@ -32,6 +33,28 @@ describe("recall scoring", () => {
     expect(cosine(Float32Array.of(1, 0), Float32Array.of(0, 3))).toBe(0);
     expect(cosine(Float32Array.of(1, 1), Float32Array.of(-1, -1))).toBeCloseTo(-1, 12);
     expect(cosine(Float32Array.of(0, 0), Float32Array.of(1, 1))).toBe(0);
+  });
+});
+
+describe("BM25 of pending writes", () => {
+  const row = (id: string, length: number, termFrequencies: Record<string, number>): PendingRow => ({ id, matches: true, vector: null, length, termFrequencies });
+  const bm25 = (n: number, df: number, tf: number, length: number, avgdl: number) =>
+    (Math.log(1 + (n - df + 0.5) / (df + 0.5)) * tf * 2.2) / (tf + 1.2 * (0.25 + (0.75 * length) / avgdl));
+
+  it("weighs a word by how many of the workspace's memories hold it, scaled from the sample", () => {
+    const rows = [row("mem_a", 6, { user: 1 }), row("mem_b", 8, { user: 2, zebra: 1 })];
+    const sample = { size: 1000, averageLength: 10, documentFrequencies: { user: 400, zebra: 0 } };
+    const scores = pendingBm25({ rows, corpusSize: 10_000, sample });
+    // "user": 400 of 1,000 sampled, so 4,000 of 10,000; "zebra": in no sampled memory, so only in the pending one.
+    expect(scores.get("mem_a")).toBeCloseTo(bm25(10_000, 4000, 1, 6, 10), 9);
+    expect(scores.get("mem_b")).toBeCloseTo(bm25(10_000, 4000, 2, 8, 10) + bm25(10_000, 1, 1, 8, 10), 9);
+  });
+
+  it("counts among the pending memories when no sample was read", () => {
+    const rows = [row("mem_a", 6, { user: 1 }), row("mem_b", 10, {}), { ...row("mem_c", 4, { user: 3 }), matches: false }];
+    const scores = pendingBm25({ rows, corpusSize: 50, sample: null });
+    expect([...scores.keys()]).toEqual(["mem_a"]);
+    expect(scores.get("mem_a")).toBeCloseTo(bm25(50, 1, 1, 6, 8), 9);
   });
 });
 
