@@ -26,14 +26,13 @@ import { availableParallelism, cpus, tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { throwawayPostgres } from "../test/support/postgres-cluster.js";
 import { CallFailure, closedLoop } from "./lib/closed-loop.js";
 import { caveat } from "./lib/report.js";
 import { restLoad } from "./lib/rest-load.js";
 import { onCleanUp, positiveOption, runBench, stopAfter } from "./lib/run.js";
 import { rssMb } from "./lib/process-tree.js";
 import { load1m, loadTo, type Backend } from "./lib/scale-load.js";
-import { scratchDatabase } from "./lib/scratch-database.js";
+import { benchDatabase } from "./lib/scratch-database.js";
 import { serverMetric, untilIndexed } from "./lib/server-metrics.js";
 import { smapsSplit, type SmapsSplit } from "./lib/smaps.js";
 import { startServer, type BenchServer } from "./lib/server.js";
@@ -142,11 +141,7 @@ async function storage(options: Options): Promise<{ dataDir: string; databaseUrl
   const dataDir = await mkdtemp(path.join(tmpdir(), "agentmem-footprint-"));
   onCleanUp(() => rm(dataDir, { recursive: true, force: true }));
   if (options.backend === "pglite") return { dataDir, databaseUrl: undefined };
-  const cluster = await throwawayPostgres();
-  onCleanUp(() => cluster.stop());
-  const scratch = await scratchDatabase(cluster.url);
-  onCleanUp(() => scratch.drop());
-  return { dataDir, databaseUrl: scratch.url };
+  return { dataDir, databaseUrl: await benchDatabase(undefined) };
 }
 
 async function start(options: Options, where: { dataDir: string; databaseUrl: string | undefined }, env: Record<string, string> = {}): Promise<BenchServer> {

@@ -23,10 +23,9 @@ import type { Database, Sql } from "../src/db/database.js";
 import { listMemories } from "../src/memories/memory-list.js";
 import { parseMetadataFilter } from "../src/memories/metadata-filter.js";
 import { onCleanUp, runBench, stopAfter } from "./lib/run.js";
-import { scratchDatabase } from "./lib/scratch-database.js";
+import { benchDatabase } from "./lib/scratch-database.js";
 import { startServer } from "./lib/server.js";
 import { alignedTable } from "./lib/table.js";
-import { throwawayPostgres } from "../test/support/postgres-cluster.js";
 
 const insertBatch = 50_000;
 const pageSize = 50;
@@ -86,18 +85,11 @@ async function main(): Promise<number> {
   stopAfter(Number(values.timeout));
   const sizes = values.sizes.split(",").map(Number).sort((a, b) => a - b);
   const requests = Number(values.requests);
-  let serverUrl = values["database-url"];
-  if (!serverUrl) {
-    const cluster = await throwawayPostgres();
-    onCleanUp(() => cluster.stop());
-    serverUrl = cluster.url;
-  }
-  const database = await scratchDatabase(serverUrl);
-  onCleanUp(() => database.drop());
-  const server = await startServer(database.url, { INDEXER_ENABLED: "false" });
+  const databaseUrl = await benchDatabase(values["database-url"]);
+  const server = await startServer(databaseUrl, { INDEXER_ENABLED: "false" });
   onCleanUp(() => server.stop());
   const key = await server.createKey("bench", "bench-1");
-  const db = new pg.Client({ connectionString: database.url });
+  const db = new pg.Client({ connectionString: databaseUrl });
   await db.connect();
   onCleanUp(() => db.end());
   const workspaceId = (await db.query<{ id: string }>("select id from workspaces where name = 'bench'")).rows[0]!.id;

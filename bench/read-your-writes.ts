@@ -1,11 +1,11 @@
 // What read-your-writes costs recall while a bulk import runs.
 //
-//   npx tsx bench/read-your-writes.ts [--seed 3000] [--recalls 100] [--database-url postgres://…]
+//   npx tsx bench/read-your-writes.ts [--seed 3000] [--recalls 100] [--database-url postgres://… | --pglite]
 //
 // The server runs in this process (startApp), on a PostgreSQL server (--database-url, or a throwaway
-// cluster) with LanceDB, so the bench can stop its indexer and read its outbox. Contradiction detection is
-// off, as for bulk imports. Three phases, each with --recalls recalls per mode over REST (one at a time,
-// query texts never sent before):
+// cluster) or on PGlite in memory (--pglite), with LanceDB, so the bench can stop its indexer and read its
+// outbox. Contradiction detection is off, as for bulk imports. Three phases, each with --recalls recalls per
+// mode over REST (one at a time, query texts never sent before):
 //   quiet       everything indexed, no pending writes;
 //   importing   an import posts batches of 100 (two in flight) while the indexer works through them;
 //   at bound    the indexer stopped and 1,200 more memories written, so the pending read sees its bound
@@ -23,10 +23,9 @@ import { startApp, type App } from "../src/app.js";
 import { loadConfig } from "../src/config.js";
 import { pendingReader, withPending } from "../src/recall/pending-candidates.js";
 import { onCleanUp, runBench, stopAfter } from "./lib/run.js";
-import { scratchDatabase } from "./lib/scratch-database.js";
+import { benchDatabase } from "./lib/scratch-database.js";
 import { syntheticMemory, syntheticQueries } from "./lib/synthetic.js";
 import { alignedTable } from "./lib/table.js";
-import { throwawayPostgres } from "../test/support/postgres-cluster.js";
 
 const resultsFile = path.join(path.dirname(fileURLToPath(import.meta.url)), "results", "read-your-writes.json");
 const modes = ["semantic", "keyword", "hybrid"] as const;
@@ -43,21 +42,15 @@ async function main(): Promise<number> {
       seed: { type: "string", default: "3000" },
       recalls: { type: "string", default: "100" },
       "database-url": { type: "string" },
+      pglite: { type: "boolean", default: false },
       timeout: { type: "string", default: "3600" },
     },
   });
   stopAfter(Number(values.timeout));
   const recalls = Number(values.recalls);
-  let serverUrl = values["database-url"];
-  if (!serverUrl) {
-    const cluster = await throwawayPostgres();
-    onCleanUp(() => cluster.stop());
-    serverUrl = cluster.url;
-  }
-  const database = await scratchDatabase(serverUrl);
-  onCleanUp(() => database.drop());
+  const databaseUrl = values.pglite ? undefined : await benchDatabase(values["database-url"]);
   const app: App = await startApp(
-    loadConfig({ PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "warn", AGENTMEM_ADMIN_KEY: adminKey, DATABASE_URL: database.url, DATA_DIR: "memory://", CONTRADICTIONS_ENABLED: "false", RATE_LIMIT_STORE: "off" }),
+    loadConfig({ PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "warn", AGENTMEM_ADMIN_KEY: adminKey, DATA_DIR: "memory://", CONTRADICTIONS_ENABLED: "false", RATE_LIMIT_STORE: "off", ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) }),
   );
   onCleanUp(() => app.close());
   const keyRes = await fetch(`${app.url}/api/v1/admin/keys`, {

@@ -31,14 +31,13 @@ import { availableParallelism, cpus, tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { throwawayPostgres } from "../test/support/postgres-cluster.js";
 import { caveat } from "./lib/report.js";
 import { postOrFail } from "./lib/http-json.js";
 import { restLoad } from "./lib/rest-load.js";
 import { rssMb, serverCpuMs, type ServerCpuMs } from "./lib/process-tree.js";
 import { onCleanUp, positiveOption, runBench, stopAfter } from "./lib/run.js";
 import { countMemories, load1m, loadTo, type Backend, type LoadResult, type Store } from "./lib/scale-load.js";
-import { scratchDatabase } from "./lib/scratch-database.js";
+import { benchDatabase } from "./lib/scratch-database.js";
 import { startServer, type BenchServer } from "./lib/server.js";
 import { Recorder, type PhaseResult } from "./lib/stats.js";
 import { syntheticQueries } from "./lib/synthetic.js";
@@ -243,18 +242,7 @@ interface SizeResult {
 async function runBackend(backend: Backend, options: Options, queries: () => string): Promise<SizeResult[]> {
   const dataDir = await mkdtemp(path.join(tmpdir(), `agentmem-scale-${backend}-`));
   onCleanUp(() => rm(dataDir, { recursive: true, force: true }));
-  let databaseUrl: string | undefined;
-  if (backend === "postgres") {
-    let serverUrl = options.databaseUrl;
-    if (!serverUrl) {
-      const cluster = await throwawayPostgres("-c shared_buffers=256MB -c max_wal_size=4GB");
-      onCleanUp(() => cluster.stop());
-      serverUrl = cluster.url;
-    }
-    const scratch = await scratchDatabase(serverUrl);
-    onCleanUp(() => scratch.drop());
-    databaseUrl = scratch.url;
-  }
+  const databaseUrl = backend === "postgres" ? await benchDatabase(options.databaseUrl, "-c shared_buffers=256MB -c max_wal_size=4GB") : undefined;
   const store: Store = { backend, dataDir, databaseUrl, now: Date.now(), stored: 0 };
   const results: SizeResult[] = [];
   for (const requested of options.sizes) {

@@ -21,12 +21,11 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import pg from "pg";
-import { throwawayPostgres } from "../test/support/postgres-cluster.js";
 import { CallFailure, closedLoop } from "./lib/closed-loop.js";
 import { postJson, postOrFail } from "./lib/http-json.js";
 import { caveat } from "./lib/report.js";
 import { onCleanUp, positiveOption, runBench, stopAfter } from "./lib/run.js";
-import { scratchDatabase } from "./lib/scratch-database.js";
+import { benchDatabase } from "./lib/scratch-database.js";
 import { startServer, type BenchServer } from "./lib/server.js";
 import { Recorder, type PhaseResult } from "./lib/stats.js";
 import { syntheticMemory, syntheticQueries } from "./lib/synthetic.js";
@@ -138,32 +137,24 @@ async function main(): Promise<number> {
     startedAt: new Date().toISOString(),
   };
 
-  let serverUrl = options.databaseUrl;
-  if (!serverUrl) {
-    console.error("starting a throwaway PostgreSQL cluster…");
-    const cluster = await throwawayPostgres("-c max_connections=200");
-    onCleanUp(() => cluster.stop());
-    serverUrl = cluster.url;
-  }
-  const database = await scratchDatabase(serverUrl);
-  onCleanUp(database.drop);
+  const databaseUrl = await benchDatabase(options.databaseUrl, "-c max_connections=200");
   const lanceDir = await mkdtemp(path.join(tmpdir(), "agentmem-bench-nodes-"));
   onCleanUp(() => rm(lanceDir, { recursive: true, force: true }));
   const env = { LANCEDB_URI: lanceDir, CONTRADICTIONS_ENABLED: "false" };
 
   console.error("starting node A…");
-  const a = await startServer(database.url, env);
+  const a = await startServer(databaseUrl, env);
   onCleanUp(a.stop);
   const key = await a.createKey("bench", container);
   console.error(`writing ${options.size} memories through node A…`);
   const ingestS = await ingest(a, key, options.size);
   console.error(`  ${(options.size / ingestS).toFixed(0)} memories/s accepted; waiting until they are indexed and folded…`);
   const settleStarted = performance.now();
-  await settle(database.url, lanceDir);
+  await settle(databaseUrl, lanceDir);
   const settleS = (performance.now() - settleStarted) / 1000;
   console.error(`  settled ${settleS.toFixed(0)} s after the last write was accepted`);
   console.error("starting node B…");
-  const b = await startServer(database.url, env);
+  const b = await startServer(databaseUrl, env);
   onCleanUp(b.stop);
 
   const queries = syntheticQueries(100_000);

@@ -1,5 +1,7 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
+import { throwawayPostgres } from "../../test/support/postgres-cluster.js";
+import { onCleanUp } from "./run.js";
 
 export interface ScratchDatabase {
   url: string;
@@ -16,6 +18,23 @@ export async function scratchDatabase(serverUrl: string): Promise<ScratchDatabas
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   return { url: url.toString(), drop: () => adminQuery(serverUrl, `drop database if exists ${name} with (force)`) };
+}
+
+/**
+ * The URL of a scratch database on the server of `serverUrl`, or on a throwaway cluster started with
+ * `settings` (postgres -c options) when none is given; both are gone when the bench ends (onCleanUp).
+ */
+export async function benchDatabase(serverUrl: string | undefined, settings = ""): Promise<string> {
+  let server = serverUrl;
+  if (!server) {
+    console.error("starting a throwaway PostgreSQL cluster…");
+    const cluster = await throwawayPostgres(settings);
+    onCleanUp(() => cluster.stop());
+    server = cluster.url;
+  }
+  const database = await scratchDatabase(server);
+  onCleanUp(() => database.drop());
+  return database.url;
 }
 
 async function adminQuery(serverUrl: string, sql: string): Promise<void> {
