@@ -148,7 +148,7 @@ const b = 0.75;
  * frequencies and mean length from the sample of the workspace's newest memories, scaled to the workspace's
  * size (exact up to the sample's size). Counted among the pending memories alone, a word common in the
  * workspace weighed as a rare one: one fresh memory saying "the user mentioned …" came among the first five
- * for 56 of 159 agent-facts questions in keyword mode, against 3 once indexed.
+ * for 56 of 159 agent-facts questions in keyword mode, against 3 once indexed (`bench/pending-ranking.ts`).
  */
 export function pendingBm25(pending: PendingWrites): Map<string, number> {
   const rows = pending.rows.filter((r) => r.matches);
