@@ -114,6 +114,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     databaseUrl: config.DATABASE_URL,
     dataDir: config.DATA_DIR,
     poolSize: config.DATABASE_POOL_SIZE,
+    preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
     vector: config.VECTOR_BACKEND === "pgvector",
     pgliteSharedBuffersBytes: config.PGLITE_SHARED_BUFFERS_BYTES,
   });

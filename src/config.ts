@@ -14,6 +14,8 @@ const envSchema = z.object({
     .regex(/^postgres(ql)?:\/\//, "must be a postgres:// or postgresql:// URL")
     .optional(),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  /** Recall's hot statements kept prepared on each connection (see QueryOptions.prepare); false behind a pooler that cannot keep them. */
+  DATABASE_PREPARED_STATEMENTS: z.enum(["true", "false"]).default("true").transform((v) => v === "true"),
   /** PGlite's shared_buffers: it is all resident from the start (PostgreSQL's default of 128 MB cost 104 MB of RSS more than 16 MB). */
   PGLITE_SHARED_BUFFERS_BYTES: z.coerce
     .number()

@@ -21,6 +21,7 @@ export async function reindex(force: boolean): Promise<void> {
     databaseUrl: config.DATABASE_URL,
     dataDir: config.DATA_DIR,
     poolSize: 2,
+    preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
     vector: config.VECTOR_BACKEND === "pgvector",
   });
   const log = pino({ level: "warn" });

@@ -58,6 +58,7 @@ export async function openPglite(dataDir: string, options: PgliteOptions = {}): 
     pg = await PGlite.create(location, settings);
   }
   const wrap = (q: Pick<PGlite, "query">): Sql => ({
+    // PGlite's query() has no named statements: options.prepare does not apply.
     query: async <Row>(text: string, params?: readonly unknown[]) =>
       (await q.query<Row>(text, params as unknown[] | undefined)).rows,
   });

@@ -35,6 +35,10 @@ from (select * from memories m where m.id = any($1::text[]) and ${visible("m")} 
 where ($5::jsonb is null or m.metadata @> $5::jsonb)
   and ($6::jsonb is null or ${metadataArraysEqual("m", "$6")})`;
 
+// Every recall runs it, and planning it took longer than running it; its plan (primary-key lookups behind
+// the fence) is the same for any values.
+const prepared = { prepare: true };
+
 /**
  * The candidates as stored now, limited to what the caller may see and to the metadata filter (null:
  * none); keywordQuery null skips word matching.
@@ -54,6 +58,6 @@ export async function recheckCandidates(
     keywordQuery,
     metadata ? JSON.stringify(metadata.contains) : null,
     metadata && metadata.arrays.length > 0 ? JSON.stringify(metadata.arrays) : null,
-  ]);
+  ], "", prepared);
   return rows.map((r) => ({ memory: recordOfJson(r), keywordMatches: r.keyword_words, terms: r.term_count }));
 }

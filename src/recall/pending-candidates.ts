@@ -83,7 +83,9 @@ export function pendingReader(sql: Sql): PendingReader {
   return async (scope, query) => {
     // Usually nothing is pending: the partial index answers that for a tenth of the full read's cost,
     // most of which is planning it (2.5 ms on PGlite with an empty outbox).
-    const [anyPending] = await sql.query("select 1 from index_outbox where workspace_id = $1 and version is not null limit 1", [scope.workspaceId]);
+    const [anyPending] = await sql.query("select 1 from index_outbox where workspace_id = $1 and version is not null limit 1", [scope.workspaceId], {
+      prepare: true,
+    });
     if (anyPending === undefined) return { rows: [], corpusSize: 0, sample: null };
     const c = filterConditions(scope, query);
     const workspace = c.param(scope.workspaceId);

@@ -91,7 +91,7 @@ const maxBatch = 100;
 export function createTraceStore(db: Database, log: FastifyBaseLogger) {
   const writes = groupCommit<TraceRecord>(async (_, traces) => {
     try {
-      await db.query(insertSql, [JSON.stringify(traces.map(rowOf))]);
+      await db.query(insertSql, [JSON.stringify(traces.map(rowOf))], { prepare: true });
     } catch (err) {
       if (traces.length === 1) log.error({ err, traceId: traces[0]!.id }, "writing a recall trace failed");
       throw err;

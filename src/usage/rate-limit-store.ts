@@ -67,7 +67,7 @@ export function postgresRateLimitStore(sql: Sql): RateLimitStore {
         shape.sustainedCapacity,
         shape.peakRate,
         shape.peakCapacity,
-      ]);
+      ], { prepare: true });
       return decide(row!, shape, row!.admitted);
     },
     close: async () => clearInterval(purge),

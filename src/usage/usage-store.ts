@@ -65,6 +65,7 @@ export async function chargePeriod(
        set recalls = d.recalls + excluded.recalls, cost_units = d.cost_units + excluded.cost_units
      returning day`,
     [workspaceId, periodKey(at), charge.recalls, charge.costUnits, caps.recalls, caps.costUnits, dayKey(at)],
+    { prepare: true },
   );
   return rows.length > 0;
 }

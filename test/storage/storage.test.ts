@@ -8,6 +8,7 @@ import { loadConfig } from "../../src/config.js";
 import { openDatabase } from "../../src/db/database.js";
 import { migrate } from "../../src/db/migrations.js";
 import { duplicatesSql, findDuplicates } from "../../src/memories/memory-store.js";
+import { recheckCandidates } from "../../src/recall/candidate-store.js";
 import { adminKey, freshPostgresDatabase, rest, startsProcessesTimeoutMs, startTestServer } from "../support/test-server.js";
 
 describe("storage", () => {
@@ -56,6 +57,36 @@ describe("storage", () => {
     } finally {
       await db.close();
       await server?.drop();
+    }
+  });
+
+  it("keeps recall's hot statements prepared on a PostgreSQL server's connection, unless DATABASE_PREPARED_STATEMENTS=false", async () => {
+    const server = await freshPostgresDatabase();
+    // One connection, so the session that ran the statements is the one asked for its prepared statements.
+    const prepared = await openDatabase({ databaseUrl: server.url, dataDir: "memory://", poolSize: 1 });
+    const unprepared = await openDatabase({ databaseUrl: server.url, dataDir: "memory://", poolSize: 1, preparedStatements: false });
+    const statements = async (db: typeof prepared) =>
+      (await db.query<{ statement: string }>("select statement from pg_prepared_statements")).map((r) => r.statement);
+    try {
+      await migrate(prepared);
+      for (const db of [prepared, unprepared]) {
+        for (const n of [1, 2]) {
+          expect(await db.query("select $1::int + 1 as n", [n], { prepare: true })).toEqual([{ n: n + 1 }]);
+          expect(await db.transaction((tx) => tx.query("select $1::int * 10 as n", [n], { prepare: true }))).toEqual([{ n: n * 10 }]);
+          expect(await db.query("select $1::int - 1 as n", [n])).toEqual([{ n: n - 1 }]);
+        }
+        expect(await recheckCandidates(db, { workspaceId: "wsp_none", container: null }, ["mem_none"], "anything", null)).toEqual([]);
+      }
+      const kept = await statements(prepared);
+      expect(kept.filter((s) => s === "select $1::int + 1 as n")).toHaveLength(1);
+      expect(kept.filter((s) => s === "select $1::int * 10 as n")).toHaveLength(1);
+      expect(kept.some((s) => s.includes("select $1::int - 1"))).toBe(false);
+      expect(kept.filter((s) => s.includes("ts_debug"))).toHaveLength(1);
+      expect(await statements(unprepared)).toEqual([]);
+    } finally {
+      await prepared.close();
+      await unprepared.close();
+      await server.drop();
     }
   });
 
