@@ -18,7 +18,8 @@
 //
 // Measure (the server in a child process, as deployed, with the real query embedder, contradiction
 // detection on): recall per mode at concurrency 1 with a query never sent before (the query embedding is
-// in every number), hybrid at --concurrency, hybrid with each filter (type 1/6, tag 4%, metadata 0.5%, 2.5%
+// in every number), hybrid at --concurrency (with the CPU a recall costs, by where it goes, PostgreSQL's
+// included), hybrid with each filter (type 1/6, tag 4%, metadata 0.5%, 2.5%
 // and 25%, a 30-day creation window 8%; each filter's p50/p95 is also printed against unfiltered hybrid's),
 // list pages (first, deep by page token, filtered), get by id, single creates, and hybrid recall for
 // --mixed-duration seconds while memories are created at --write-rate a second (the index folds new rows
@@ -34,7 +35,7 @@ import { parseArgs } from "node:util";
 import { caveat } from "./lib/report.js";
 import { postOrFail } from "./lib/http-json.js";
 import { restLoad } from "./lib/rest-load.js";
-import { rssMb, serverCpuMs, type ServerCpuMs } from "./lib/process-tree.js";
+import { postgresCpuMs, rssMb, serverCpuMs, type ServerCpuMs } from "./lib/process-tree.js";
 import { onCleanUp, positiveOption, runBench, stopAfter } from "./lib/run.js";
 import { countMemories, load1m, loadTo, type Backend, type LoadResult, type Store } from "./lib/scale-load.js";
 import { benchDatabase } from "./lib/scratch-database.js";
@@ -116,6 +117,8 @@ interface Phase extends PhaseResult {
   loadAvg1m: number;
   /** The server's CPU ms per second of the phase, by where it went (the mixed phase only). */
   serverCpuMsPerS?: ServerCpuMs;
+  /** CPU ms a call, by where it went (the hybrid phase at --concurrency); postgres: all PostgreSQL processes on the machine. */
+  cpuMsPerCall?: ServerCpuMs & { postgres: number };
   written?: number;
 }
 
@@ -192,12 +195,30 @@ async function recallWhileWriting(m: Measure): Promise<Phase> {
   return { ...p, serverCpuMsPerS: cpu, written };
 }
 
+/** Runs a phase and adds where its CPU went, per successful call. */
+async function withCpuPerCall(m: Measure, run: () => Promise<Phase>): Promise<Phase> {
+  const server = serverCpuMs(m.server.pid);
+  const postgres = postgresCpuMs();
+  const p = await run();
+  const after = serverCpuMs(m.server.pid);
+  const perCall = (ms: number) => Number((ms / Math.max(p.ok, 1)).toFixed(2));
+  const cpu = {
+    main: perCall(after.main - server.main),
+    lancedb: perCall(after.lancedb - server.lancedb),
+    other: perCall(after.other - server.other),
+    children: perCall(after.children - server.children),
+    postgres: perCall(postgresCpuMs() - postgres),
+  };
+  console.error(`    CPU ms a call: main ${cpu.main}, LanceDB ${cpu.lancedb}, other threads ${cpu.other}, model ${cpu.children}, PostgreSQL ${cpu.postgres}`);
+  return { ...p, cpuMsPerCall: cpu };
+}
+
 async function measure(m: Measure, now: number): Promise<Phase[]> {
   const out: Phase[] = [];
   // Untimed warm-up: caches, JIT, the index files.
   await phase(m, "warm-up", 2, recall(m, "hybrid"), 3);
   for (const mode of ["semantic", "keyword", "hybrid"]) out.push(await phase(m, `recall ${mode}`, 1, recall(m, mode)));
-  out.push(await phase(m, "recall hybrid", m.options.concurrency, recall(m, "hybrid")));
+  out.push(await withCpuPerCall(m, () => phase(m, "recall hybrid", m.options.concurrency, recall(m, "hybrid"))));
   const window = { createdAfter: new Date(now - 90 * dayMs).toISOString(), createdBefore: new Date(now - 60 * dayMs).toISOString() };
   const filters: Array<[string, Record<string, unknown>]> = [
     ["type fact (1/6)", { types: ["fact"] }],
@@ -295,11 +316,14 @@ function report(results: SizeResult[]): string {
   }
   const phaseRows = [["backend", "size", "phase", "conc", "req/s", "p50 ms", "p95 ms", "p99 ms", "calls", "errors", "load avg"]];
   const cpuRows = [["backend", "size", "created", "main thread", "LanceDB", "other threads", "model"]];
+  const perCallRows = [["backend", "size", "phase", "conc", "main thread", "LanceDB", "other threads", "model", "PostgreSQL"]];
   for (const r of results) {
     for (const p of r.phases) {
       phaseRows.push([r.backend, String(r.size), p.phase, String(p.concurrency), p.reqPerS.toFixed(1), ms(p.p50Ms), ms(p.p95Ms), ms(p.p99Ms), String(p.ok), String(p.errors), String(p.loadAvg1m)]);
       const cpu = p.serverCpuMsPerS;
       if (cpu) cpuRows.push([r.backend, String(r.size), String(p.written), String(cpu.main), String(cpu.lancedb), String(cpu.other), String(cpu.children)]);
+      const c = p.cpuMsPerCall;
+      if (c) perCallRows.push([r.backend, String(r.size), p.phase, String(p.concurrency), ...[c.main, c.lancedb, c.other, c.children, c.postgres].map(String)]);
     }
   }
   return [
@@ -311,6 +335,9 @@ function report(results: SizeResult[]): string {
     "",
     "The server's CPU (ms a second) while recalling and writing:",
     alignedTable(cpuRows, [0]),
+    "",
+    "CPU ms a recall (PostgreSQL: every PostgreSQL process on this machine; on PGlite it is in the main thread):",
+    alignedTable(perCallRows, [0, 2]),
     "",
     `Note: ${caveat}`,
   ].join("\n");

@@ -70,6 +70,31 @@ export function serverCpuMs(pid: number): ServerCpuMs {
   return cpu;
 }
 
+/**
+ * CPU ms used so far by the PostgreSQL processes on this machine: each postmaster with the backends it has
+ * reaped (cutime and cstime) and the living backends, so a connection closed mid-phase still counts.
+ */
+export function postgresCpuMs(): number {
+  let ms = 0;
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name) || commOf(name) !== "postgres") continue;
+    const fields = statFields(Number(name));
+    if (!fields) continue;
+    ms += cpuMsOf(fields);
+    if (commOf(fields[1]!) !== "postgres") ms += ((Number(fields[13]) + Number(fields[14])) * 1000) / ticksPerSecond;
+  }
+  return ms;
+}
+
+/** A process's command name, or undefined once it has exited. */
+function commOf(pid: string): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, "utf8").trimEnd();
+  } catch {
+    return undefined;
+  }
+}
+
 /** Resident memory of this process and of each living child, in MB. */
 export function treeRssMb(): { own: number; children: number } {
   const childBytes = children().reduce((sum, pid) => {

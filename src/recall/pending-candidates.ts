@@ -3,7 +3,7 @@ import type { Sql } from "../db/database.js";
 import { addMetadataConditions, scopeConditions } from "../memories/memory-list.js";
 import type { MetadataFilter } from "../memories/metadata-filter.js";
 import { latestContentJobs } from "../memories/memory-store.js";
-import { cosine } from "../search/scoring.js";
+import { bm25Term, cosine } from "../search/scoring.js";
 import { vectorFromBytes } from "../search/vector/records.js";
 import type { KeywordHit, VectorFilter, VectorHit } from "../search/vector/vector-index.js";
 
@@ -142,9 +142,6 @@ async function corpusSample(sql: Sql, workspaceId: string, lexemes: string[]): P
   return { size: row!.size, averageLength: row!.average_length, documentFrequencies: row!.df };
 }
 
-const k1 = 1.2;
-const b = 0.75;
-
 /**
  * BM25 of the pending memories that contain a query lexeme, on the scale of the index's scores: document
  * frequencies and mean length from the sample of the workspace's newest memories, scaled to the workspace's
@@ -166,11 +163,7 @@ export function pendingBm25(pending: PendingWrites): Map<string, number> {
   }
   for (const r of rows) {
     let score = 0;
-    for (const [lexeme, tf] of Object.entries(r.termFrequencies)) {
-      const d = df.get(lexeme)!;
-      const idf = Math.log(1 + (n - d + 0.5) / (d + 0.5));
-      score += (idf * tf * (k1 + 1)) / (tf + k1 * (1 - b + (b * r.length) / avgdl));
-    }
+    for (const [lexeme, tf] of Object.entries(r.termFrequencies)) score += bm25Term(tf, df.get(lexeme)!, n, r.length, avgdl);
     if (score > 0) scores.set(r.id, score);
   }
   return scores;

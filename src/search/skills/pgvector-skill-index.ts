@@ -1,6 +1,7 @@
 import { toSql } from "pgvector";
 import type { Database } from "../../db/database.js";
 import { cachedCorpusStats, type CorpusStats } from "../corpus-stats.js";
+import { bm25TermSql } from "../scoring.js";
 import { pgvectorMaintenance } from "../pgvector-maintenance.js";
 import { checkDimensions, lastPerId, vectorOfText } from "../vector/records.js";
 import { eachTableIdPage, tableHolding } from "../../db/table-ids.js";
@@ -8,8 +9,6 @@ import { skillFilterMatchesNothing, type SkillVectorIndex } from "./skill-vector
 
 /** Corpus statistics change slowly; counting a workspace's skills on every search would scan them all. */
 const corpusStatsTtlMs = 30_000;
-const k1 = 1.2;
-const b = 0.75;
 
 /**
  * The skills collection in PostgreSQL with pgvector: its own table beside memory_vectors_<d>. Keyword
@@ -140,8 +139,7 @@ export async function openPgvectorSkillIndex(db: Database, dimensions: number): 
          ),
          df as (select lexeme, count(*)::float8 as df from hits group by lexeme),
          best as (
-           select h.id, sum(ln(1 + ($8::float8 - d.df + 0.5) / (d.df + 0.5)) * h.tf * ${k1 + 1}
-               / (h.tf + ${k1} * (${1 - b} + ${b} * h.len / $9::float8)))::float8 as bm25
+           select h.id, sum(${bm25TermSql({ tf: "h.tf", df: "d.df", n: "$8::float8", length: "h.len", avgdl: "$9::float8" })})::float8 as bm25
            from hits h join df d on d.lexeme = h.lexeme
            group by h.id order by bm25 desc, h.id limit $7)
          select best.id, best.bm25, case when $11::boolean then v.embedding::text end as vector from best join ${table} v on v.id = best.id

@@ -1,3 +1,5 @@
+import { bm25TermSql } from "../scoring.js";
+
 /**
  * The filter of both searches, with absent optional filters passed as null; each query is planned with
  * its values, so those terms fold away. $1 is the query (vector or text), $12 the limit, $13 the metadata terms.
@@ -13,9 +15,6 @@ const filterCondition = (alias: string) => `${alias}workspace_id = $2
   and ($10::bigint is null or ${alias}created_at < $10::bigint)
   and ($11::bigint is null or (${alias}valid_from <= $11::bigint and (${alias}valid_until is null or ${alias}valid_until > $11::bigint)))
   and ($13::text[] is null or ${alias}metadata_terms @> $13::text[])`;
-
-const k1 = 1.2;
-const b = 0.75;
 
 /** Every statement the pgvector index runs, built once per table. Valid on PostgreSQL 15 with pgvector >= 0.8. */
 export function pgvectorSql(dimensions: number) {
@@ -96,8 +95,7 @@ export function pgvectorSql(dimensions: number) {
       ),
       df as (select lexeme, count(*)::float8 as df from hits group by lexeme),
       scored as (
-        select h.id, sum(ln(1 + ($14 - d.df + 0.5) / (d.df + 0.5)) * h.tf * ${k1 + 1}
-            / (h.tf + ${k1} * (${1 - b} + ${b} * h.len / $15))) as bm25
+        select h.id, sum(${bm25TermSql({ tf: "h.tf", df: "d.df", n: "$14", length: "h.len", avgdl: "$15" })}) as bm25
         from hits h join df d on d.lexeme = h.lexeme
         group by h.id
         order by bm25 desc, h.id

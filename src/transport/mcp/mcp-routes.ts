@@ -37,7 +37,6 @@ export async function mcpRoutes(app: FastifyInstance, opts: McpRoutesOptions): P
   };
 
   app.post(mcpPath, { onRequest: authorize }, async (req: FastifyRequest, reply: FastifyReply) => {
-    const headers = requestHeaders(req.headers);
     if (Array.isArray(req.body)) throw invalidRequest("body", "batch", "must be one JSON-RPC message: batches are not accepted");
     const invalidCall = invalidToolCall(req.body);
     if (invalidCall) {
@@ -47,14 +46,14 @@ export async function mcpRoutes(app: FastifyInstance, opts: McpRoutesOptions): P
 
     // Handlers see the key only: MCP clients send the same configured headers with every message, so
     // an Idempotency-Key among them would make every later memory_create replay the first one.
-    const server = mcpServer(parts, new Headers({ authorization: headers.get("authorization")! }), logFieldsOf(req));
+    const server = mcpServer(parts, new Headers({ authorization: req.headers.authorization! }), logFieldsOf(req));
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     await server.connect(transport);
     try {
       const forwarded = new Headers();
       for (const name of transportHeaders) {
-        const value = headers.get(name);
-        if (value !== null) forwarded.set(name, value);
+        const value = req.headers[name];
+        if (value !== undefined) forwarded.set(name, Array.isArray(value) ? value.join(", ") : value);
       }
       const response = await transport.handleRequest(new Request(`http://localhost${mcpPath}`, { method: "POST", headers: forwarded }), {
         parsedBody: req.body,
