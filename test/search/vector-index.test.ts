@@ -411,6 +411,19 @@ describe.each([lancedb, pgvector])("vector index ($name)", (backend) => {
     expect((await indexedIds(index)).size).toBe(3001);
   });
 
+  it("finds every match of a selective filter exactly when the index probes only some of its partitions", async () => {
+    // 12,000 rows: 110 partitions, of which a search probes 38; 24 rows in the rare container, spread over the topics.
+    const index = await open({ annThreshold: 1000 });
+    const rand = prng(12);
+    const embedding = topicVectors(rand, 60);
+    const records = Array.from({ length: 12_000 }, (_, i) => record(rand, i, { containers: i % 500 === 7 ? ["rare"] : ["common"], vector: embedding() }));
+    await index.upsert(records);
+    await index.optimize();
+    expect(await opened.at(-1)!.hasAnnIndex()).toBe(true);
+    const rare = { workspaceId: "ws_a", containers: ["rare"] };
+    for (const q of Array.from({ length: 5 }, embedding)) expect(await expectExact(index, records, q, rare, 40)).toHaveLength(24);
+  });
+
   it("keeps writing while optimize runs", async () => {
     const index = await open({ annThreshold: 500 });
     const rand = prng(6);
