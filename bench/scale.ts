@@ -18,9 +18,9 @@
 //
 // Measure (the server in a child process, as deployed, with the real query embedder, contradiction
 // detection on): recall per mode at concurrency 1 with a query never sent before (the query embedding is
-// in every number), hybrid at --concurrency (with the CPU a recall costs, by where it goes, PostgreSQL's
-// included), hybrid with each filter (type 1/6, tag 4%, metadata 0.5%, 2.5%
-// and 25%, a 30-day creation window 8%; each filter's p50/p95 is also printed against unfiltered hybrid's),
+// in every number), hybrid at --concurrency, hybrid with each filter (type 1/6, tag 4%, metadata 0.5%, 2.5%
+// and 25%, a 30-day creation window 8%; each filter's p50/p95 is also printed against unfiltered hybrid's;
+// for each recall phase the CPU a recall costs, by where it goes, PostgreSQL's included),
 // list pages (first, deep by page token, filtered), get by id, single creates, and hybrid recall for
 // --mixed-duration seconds while memories are created at --write-rate a second (the index folds new rows
 // meanwhile; the server's CPU per second is printed by where it goes). Semantic results are latency only:
@@ -117,7 +117,7 @@ interface Phase extends PhaseResult {
   loadAvg1m: number;
   /** The server's CPU ms per second of the phase, by where it went (the mixed phase only). */
   serverCpuMsPerS?: ServerCpuMs;
-  /** CPU ms a call, by where it went (the hybrid phase at --concurrency); postgres: all PostgreSQL processes on the machine. */
+  /** CPU ms a call, by where it went (the recall phases); postgres: all PostgreSQL processes on the machine. */
   cpuMsPerCall?: ServerCpuMs & { postgres: number };
   written?: number;
 }
@@ -217,7 +217,7 @@ async function measure(m: Measure, now: number): Promise<Phase[]> {
   const out: Phase[] = [];
   // Untimed warm-up: caches, JIT, the index files.
   await phase(m, "warm-up", 2, recall(m, "hybrid"), 3);
-  for (const mode of ["semantic", "keyword", "hybrid"]) out.push(await phase(m, `recall ${mode}`, 1, recall(m, mode)));
+  for (const mode of ["semantic", "keyword", "hybrid"]) out.push(await withCpuPerCall(m, () => phase(m, `recall ${mode}`, 1, recall(m, mode))));
   out.push(await withCpuPerCall(m, () => phase(m, "recall hybrid", m.options.concurrency, recall(m, "hybrid"))));
   const window = { createdAfter: new Date(now - 90 * dayMs).toISOString(), createdBefore: new Date(now - 60 * dayMs).toISOString() };
   const filters: Array<[string, Record<string, unknown>]> = [
@@ -230,7 +230,7 @@ async function measure(m: Measure, now: number): Promise<Phase[]> {
   ];
   const unfiltered = out.find((p) => p.phase === "recall hybrid" && p.concurrency === 1)!;
   for (const [name, filter] of filters) {
-    const p = await phase(m, `recall hybrid, ${name}`, 1, recall(m, "hybrid", filter));
+    const p = await withCpuPerCall(m, () => phase(m, `recall hybrid, ${name}`, 1, recall(m, "hybrid", filter)));
     console.error(`    against unfiltered hybrid: p50 ${(p.p50Ms / unfiltered.p50Ms).toFixed(2)}x, p95 ${(p.p95Ms / unfiltered.p95Ms).toFixed(2)}x`);
     out.push(p);
   }
@@ -336,7 +336,7 @@ function report(results: SizeResult[]): string {
     "The server's CPU (ms a second) while recalling and writing:",
     alignedTable(cpuRows, [0]),
     "",
-    "CPU ms a recall (PostgreSQL: every PostgreSQL process on this machine; on PGlite it is in the main thread):",
+    "CPU ms a recall by where it goes (PostgreSQL: every PostgreSQL process on this machine; PGlite runs in the main thread):",
     alignedTable(perCallRows, [0, 2]),
     "",
     `Note: ${caveat}`,
