@@ -132,7 +132,7 @@ export async function openLanceSkillIndex(options: LanceConnectionOptions & { di
         const found: VectorHit[] = [];
         for (let i = 0; i < result.numRows; i++) found.push({ id: ids.get(i) as string, similarity: 1 - (distances.get(i) as number) });
         return [found];
-      });
+      }, ann.exact);
       return hits!;
     },
 

@@ -145,13 +145,20 @@ export async function annSearch(table: Table, refreshEveryMs = defaultAnnRefresh
     refresh,
     stop: () => clearInterval(timer),
     /**
+     * Whether every search is an exact scan already (the table had no IVF index when last read), so a
+     * search that finds fewer than k rows has found every match and is not asked again.
+     */
+    get exact(): boolean {
+      return probes === 0;
+    },
+    /**
      * The query searched through the index with its probes, or by an exact scan of every row that passes
-     * the filter. Every partition is probed by naming their count: maximumNprobes(0) returned rows
-     * without distances on clustered data.
+     * the filter: asked for, or while the table had no index (then exact even if another node has built
+     * one since this handle last looked). Every partition is probed by naming their count:
+     * maximumNprobes(0) returned rows without distances on clustered data.
      */
     configure: (query: VectorQuery, exhaustive: boolean): VectorQuery => {
-      if (exhaustive) return query.bypassVectorIndex();
-      if (probes === 0) return query;
+      if (exhaustive || probes === 0) return query.bypassVectorIndex();
       return refineFactor > 0 ? query.nprobes(probes).refineFactor(refineFactor) : query.nprobes(probes);
     },
   };
@@ -246,7 +253,7 @@ export async function openLanceIndex(options: LanceIndexOptions): Promise<Vector
     const hits: VectorHit[][] = [];
     for (let i = 0; i < vectors.length; ) {
       const n = performance.now() - lastSearched < searchedWithinMs ? scanVectorsWhileSearched : vectors.length;
-      hits.push(...(await nearestThenExact(vectors.slice(i, i + n), k, (some, exhaustive) => scan(some, filter, k, exhaustive))));
+      hits.push(...(await nearestThenExact(vectors.slice(i, i + n), k, (some, exhaustive) => scan(some, filter, k, exhaustive), ann.exact)));
       i += n;
     }
     return hits;
@@ -369,13 +376,16 @@ export function bm25Searcher(table: Table, column: string) {
 /**
  * Runs a search through the ANN index, and again by an exact scan for each vector answered with fewer
  * than k rows: a selective filter whose matches lie outside the probed partitions still gets them all.
+ * When the first search was exact already (`firstIsExact`), fewer than k rows are all there are.
  */
 export async function nearestThenExact(
   vectors: readonly Float32Array[],
   k: number,
   scan: (vectors: readonly Float32Array[], exhaustive: boolean) => Promise<VectorHit[][]>,
+  firstIsExact: boolean,
 ): Promise<VectorHit[][]> {
   const hits = await scan(vectors, false);
+  if (firstIsExact) return hits;
   const short = hits.flatMap((h, i) => (h.length < k ? [i] : []));
   if (short.length > 0) {
     const again = await scan(short.map((i) => vectors[i]!), true);
