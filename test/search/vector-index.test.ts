@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { connect, Index, MatchQuery } from "@lancedb/lancedb";
@@ -698,6 +698,33 @@ describe("LanceDB scalar indexes", () => {
       const indices = await (await conn.openTable(`memories_v2_${dims}`)).listIndices();
       conn.close();
       expect(indices.filter((i) => i.columns.includes("created_at")).map((i) => i.indexType)).toEqual(["BTree"]);
+    } finally {
+      await index.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("LanceDB's temp directory", () => {
+  it("is the process's own, and index builds leave nothing in it", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "agentmem-lance-builds-"));
+    const index = await openLanceIndex({ uri: dir, dimensions: dims });
+    try {
+      const scratch = process.env.TMPDIR!;
+      expect(path.basename(scratch)).toBe(`agentmem-lance-${process.pid}`);
+      const rand = prng(21);
+      // Past the ANN threshold: optimize() builds the IVF index, whose shuffle LanceDB 0.37 leaves behind.
+      await index.upsert(Array.from({ length: 2000 }, (_, i) => record(rand, i)));
+      await index.optimize();
+      const conn = await connect(dir);
+      const indices = await (await conn.openTable(`memories_v2_${dims}`)).listIndices();
+      conn.close();
+      expect(indices.some((i) => i.columns.includes("vector"))).toBe(true);
+      const shuffles = [];
+      for (const name of await readdir(scratch)) {
+        if (name.startsWith(".tmp")) shuffles.push(...(await readdir(path.join(scratch, name))).filter((f) => f.startsWith("shuffle_")));
+      }
+      expect(shuffles).toEqual([]);
     } finally {
       await index.close();
       await rm(dir, { recursive: true, force: true });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { ConfigError, loadConfig } from "../../src/config.js";
@@ -20,12 +20,17 @@ describe("plans configuration", () => {
   });
 
   it("reads plans from PLANS_FILE and falls back to the default plan for an unknown name", () => {
-    const file = path.join(mkdtempSync(path.join(os.tmpdir(), "plans-")), "plans.json");
-    const rate = { sustainedPerSecond: 1, burstPerSecond: 2, burstSeconds: 3, concurrency: 4 };
-    writeFileSync(file, JSON.stringify({ basic: { memoriesStored: 1, recallsPerMonth: null, costUnitsPerMonth: 5, rate } }));
-    const { plans } = loadConfig({ PLANS_FILE: file, DEFAULT_PLAN: "basic" });
-    expect(plans.planOf(null)).toMatchObject({ name: "basic", memoriesStored: 1, recallsPerMonth: null, keyRateOverrides: false });
-    expect(plans.planOf("gone").name).toBe("basic");
+    const dir = mkdtempSync(path.join(os.tmpdir(), "plans-"));
+    try {
+      const file = path.join(dir, "plans.json");
+      const rate = { sustainedPerSecond: 1, burstPerSecond: 2, burstSeconds: 3, concurrency: 4 };
+      writeFileSync(file, JSON.stringify({ basic: { memoriesStored: 1, recallsPerMonth: null, costUnitsPerMonth: 5, rate } }));
+      const { plans } = loadConfig({ PLANS_FILE: file, DEFAULT_PLAN: "basic" });
+      expect(plans.planOf(null)).toMatchObject({ name: "basic", memoriesStored: 1, recallsPerMonth: null, keyRateOverrides: false });
+      expect(plans.planOf("gone").name).toBe("basic");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("stops start-up naming the variable and the field of a bad plan", () => {

@@ -4,6 +4,7 @@ import { idIn } from "../vector/lance-filter.js";
 import { eachLanceIdPage, lanceHolding } from "../vector/lance-ids.js";
 import { checkDimensions, lastPerId } from "../vector/records.js";
 import { serialQueue } from "../vector/serial.js";
+import { lanceIndexWork } from "../vector/lance-scratch.js";
 import { connectLance, type LanceConnectionOptions } from "../vector/lance-session.js";
 import { annSearch, bm25Searcher, defaultAnnPolicy, ensureAnnIndex, ensureFullTextIndex, nearestThenExact, versionRetentionMs } from "../vector/lancedb-index.js";
 import type { VectorHit } from "../vector/vector-index.js";
@@ -142,7 +143,7 @@ export async function openLanceSkillIndex(options: LanceConnectionOptions & { di
     },
 
     optimize: () =>
-      write(async () => {
+      write(() => lanceIndexWork(async () => {
         await retryConflicts(() => table.optimize({ cleanupOlderThan: new Date(Date.now() - versionRetentionMs) }));
         const rows = await table.countRows();
         if (rows === 0) return;
@@ -151,7 +152,7 @@ export async function openLanceSkillIndex(options: LanceConnectionOptions & { di
         if (!indexed.has("workspace_id")) await retryConflicts(() => table.createIndex("workspace_id", { config: Index.bitmap() }));
         await ensureAnnIndex(table, rows, dimensions, defaultAnnPolicy);
         await ann.refresh();
-      }),
+      })),
 
     eachIdPage: (size, fn) => eachLanceIdPage(table, size, fn),
 

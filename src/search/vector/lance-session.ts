@@ -1,6 +1,7 @@
 import { connect, Session, type Connection } from "@lancedb/lancedb";
 import { meterLanceCache } from "./lance-cache-meter.js";
 import { defaultReadConsistencySeconds } from "./lance-consistency.js";
+import { useLanceScratch } from "./lance-scratch.js";
 
 /** LanceDB's cache caps, in bytes. */
 export interface LanceCacheBytes {
@@ -52,6 +53,7 @@ export const flatSearchPercent = "1";
 export function connectLance(options: LanceConnectionOptions): Promise<Connection> {
   // LanceDB reads it once, at its first full-text search, which comes after a connection; an operator's own value stands.
   process.env.LANCE_FLAT_SEARCH_PERCENT_THRESHOLD ??= flatSearchPercent;
+  useLanceScratch();
   // The session goes in the options: connect(uri, options, session) drops its third argument (0.37.1).
   return connect(options.uri, {
     readConsistencyInterval: options.readConsistencySeconds ?? defaultReadConsistencySeconds(options.uri),

@@ -5,6 +5,7 @@ import { idIn, lanceFilter } from "./lance-filter.js";
 import { eachLanceIdPage, lanceHolding } from "./lance-ids.js";
 import { lanceSchema, metadataTermsColumn, metadataTermsTable, toArrowTable } from "./lance-records.js";
 import { isRetryableConflict, retryConflicts, type RetryPolicy } from "./lance-retry.js";
+import { lanceIndexWork } from "./lance-scratch.js";
 import { connectLance, type LanceConnectionOptions } from "./lance-session.js";
 import { backfillMetadataTerms, checkDimensions, lastPerId, matchesNothing, type MetadataTermsOf } from "./records.js";
 import { serialQueue, type SerialQueue } from "./serial.js";
@@ -424,7 +425,11 @@ async function addMetadataTerms(table: Table, termsOf: MetadataTermsOf | undefin
  * together race to create it: the loser's conflict is retried, and then finds it built (or is told it
  * exists). A fresh Index per attempt: LanceDB refuses to use one twice.
  */
-export async function ensureFullTextIndex(table: Table, column: string): Promise<void> {
+export function ensureFullTextIndex(table: Table, column: string): Promise<void> {
+  return lanceIndexWork(() => createFullTextIndex(table, column));
+}
+
+async function createFullTextIndex(table: Table, column: string): Promise<void> {
   const name = fullTextIndexName(column);
   const onColumn = async () => (await table.listIndices()).filter((i) => i.indexType === "FTS" && i.columns.includes(column));
   await retryConflicts(async () => {
@@ -468,7 +473,11 @@ export async function compact(run: () => Promise<unknown>, holdingWrites: Serial
 }
 
 /** Compacts and folds new rows into the indexes, then creates the indexes the table has grown into. */
-async function optimizeTable(table: Table, dimensions: number, annPolicy: AnnPolicy, holdingWrites: SerialQueue): Promise<void> {
+function optimizeTable(table: Table, dimensions: number, annPolicy: AnnPolicy, holdingWrites: SerialQueue): Promise<void> {
+  return lanceIndexWork(() => compactAndIndex(table, dimensions, annPolicy, holdingWrites));
+}
+
+async function compactAndIndex(table: Table, dimensions: number, annPolicy: AnnPolicy, holdingWrites: SerialQueue): Promise<void> {
   await compact(() => table.optimize({ cleanupOlderThan: new Date(Date.now() - versionRetentionMs) }), holdingWrites);
   const rows = await table.countRows();
   if (rows === 0) return;
