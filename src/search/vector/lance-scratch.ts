@@ -1,4 +1,5 @@
-import { mkdirSync, readdirSync, rmSync } from "node:fs";
+import { mkdirSync, rmSync } from "node:fs";
+import { readdir, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 
@@ -26,25 +27,22 @@ export async function lanceIndexWork<T>(work: () => Promise<T>): Promise<T> {
     return await work();
   } finally {
     running--;
-    if (running === 0 && scratch) removeLeftovers(scratch);
+    // A failed clean-up is tried again after the next index work; it never fails this one.
+    if (running === 0 && scratch) await removeLeftovers(scratch).catch(() => undefined);
   }
 }
 
 /**
  * The builds' shuffle directories: Rust's tempfile names them ".tmp…", and they hold shuffle_* files. Other
- * temp directories are left alone (a LanceDB connection makes an empty one when it opens).
+ * temp directories are left alone (a LanceDB connection makes an empty one when it opens). Each is removed
+ * only while no index work runs, so none in use is; asynchronously, as they can hold gigabytes.
  */
-function removeLeftovers(dir: string): void {
-  for (const name of readdirSync(dir)) {
+async function removeLeftovers(dir: string): Promise<void> {
+  for (const name of await readdir(dir)) {
+    if (running > 0) return; // new index work started: it cleans up when it ends
     if (!name.startsWith(".tmp")) continue;
     const leftover = path.join(dir, name);
-    const files = (() => {
-      try {
-        return readdirSync(leftover);
-      } catch {
-        return []; // a file, or gone
-      }
-    })();
-    if (files.some((f) => f.startsWith("shuffle_"))) rmSync(leftover, { recursive: true, force: true });
+    const files = await readdir(leftover).catch(() => [] as string[]); // a file, or gone
+    if (running === 0 && files.some((f) => f.startsWith("shuffle_"))) await rm(leftover, { recursive: true, force: true });
   }
 }
