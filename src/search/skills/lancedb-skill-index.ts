@@ -6,7 +6,7 @@ import { checkDimensions, lastPerId } from "../vector/records.js";
 import { serialQueue } from "../vector/serial.js";
 import { lanceIndexWork } from "../vector/lance-scratch.js";
 import { connectLance, type LanceConnectionOptions } from "../vector/lance-session.js";
-import { annSearch, bm25Searcher, defaultAnnPolicy, ensureAnnIndex, ensureFullTextIndex, nearestThenExact, versionRetentionMs } from "../vector/lancedb-index.js";
+import { annSearch, bm25Searcher, defaultAnnPolicy, ensureAnnIndex, ensureFullTextIndex, versionRetentionMs } from "../vector/lancedb-index.js";
 import type { VectorHit } from "../vector/vector-index.js";
 import { retryConflicts } from "../vector/lance-retry.js";
 import { skillFilterMatchesNothing, type SkillVectorFilter, type SkillVectorIndex, type SkillVectorRecord } from "./skill-vector-index.js";
@@ -124,7 +124,7 @@ export async function openLanceSkillIndex(options: LanceConnectionOptions & { di
       checkDimensions(vector, dimensions);
       if (k <= 0 || skillFilterMatchesNothing(filter)) return [];
       const where = skillLanceFilter(filter);
-      const [hits] = await nearestThenExact([vector], k, async ([v], exhaustive) => {
+      const [hits] = await ann.nearestThenExact([vector], k, async ([v], exhaustive) => {
         const query = ann.configure(table.vectorSearch(v!).distanceType("cosine").where(where), exhaustive);
         const result = await query.select(["id", "_distance"]).limit(k).toArrow();
         const ids = result.getChild("id");
@@ -133,7 +133,7 @@ export async function openLanceSkillIndex(options: LanceConnectionOptions & { di
         const found: VectorHit[] = [];
         for (let i = 0; i < result.numRows; i++) found.push({ id: ids.get(i) as string, similarity: 1 - (distances.get(i) as number) });
         return [found];
-      }, ann.exact);
+      });
       return hits!;
     },
 

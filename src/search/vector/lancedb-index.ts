@@ -146,11 +146,25 @@ export async function annSearch(table: Table, refreshEveryMs = defaultAnnRefresh
     refresh,
     stop: () => clearInterval(timer),
     /**
-     * Whether every search is an exact scan already (the table had no IVF index when last read), so a
-     * search that finds fewer than k rows has found every match and is not asked again.
+     * Runs `scan` through the index, and again by an exact scan for each vector answered with fewer than k
+     * rows: a selective filter whose matches lie outside the probed partitions still gets them all. While
+     * the table has no index the first scan is exact already, and fewer than k rows are all there are.
      */
-    get exact(): boolean {
-      return probes === 0;
+    async nearestThenExact(
+      vectors: readonly Float32Array[],
+      k: number,
+      scan: (vectors: readonly Float32Array[], exhaustive: boolean) => Promise<VectorHit[][]>,
+    ): Promise<VectorHit[][]> {
+      // Read with the first scan's configure(), before any await.
+      const firstIsExact = probes === 0;
+      const hits = await scan(vectors, false);
+      if (firstIsExact) return hits;
+      const short = hits.flatMap((h, i) => (h.length < k ? [i] : []));
+      if (short.length > 0) {
+        const again = await scan(short.map((i) => vectors[i]!), true);
+        short.forEach((i, j) => (hits[i] = again[j]!));
+      }
+      return hits;
     },
     /**
      * The query searched through the index with its probes, or by an exact scan of every row that passes
@@ -254,7 +268,7 @@ export async function openLanceIndex(options: LanceIndexOptions): Promise<Vector
     const hits: VectorHit[][] = [];
     for (let i = 0; i < vectors.length; ) {
       const n = performance.now() - lastSearched < searchedWithinMs ? scanVectorsWhileSearched : vectors.length;
-      hits.push(...(await nearestThenExact(vectors.slice(i, i + n), k, (some, exhaustive) => scan(some, filter, k, exhaustive), ann.exact)));
+      hits.push(...(await ann.nearestThenExact(vectors.slice(i, i + n), k, (some, exhaustive) => scan(some, filter, k, exhaustive))));
       i += n;
     }
     return hits;
@@ -372,27 +386,6 @@ export function bm25Searcher(table: Table, column: string) {
     for (let i = 0; i < rows.numRows; i++) byId.set(ids.get(i) as string, vectors.get(i)!.toArray() as Float32Array);
     return best.map((h) => ({ ...h, vector: byId.get(h.id) ?? null }));
   };
-}
-
-/**
- * Runs a search through the ANN index, and again by an exact scan for each vector answered with fewer
- * than k rows: a selective filter whose matches lie outside the probed partitions still gets them all.
- * When the first search was exact already (`firstIsExact`), fewer than k rows are all there are.
- */
-export async function nearestThenExact(
-  vectors: readonly Float32Array[],
-  k: number,
-  scan: (vectors: readonly Float32Array[], exhaustive: boolean) => Promise<VectorHit[][]>,
-  firstIsExact: boolean,
-): Promise<VectorHit[][]> {
-  const hits = await scan(vectors, false);
-  if (firstIsExact) return hits;
-  const short = hits.flatMap((h, i) => (h.length < k ? [i] : []));
-  if (short.length > 0) {
-    const again = await scan(short.map((i) => vectors[i]!), true);
-    short.forEach((i, j) => (hits[i] = again[j]!));
-  }
-  return hits;
 }
 
 /**
