@@ -33,7 +33,7 @@ import { caveat } from "./lib/report.js";
 import { restLoad } from "./lib/rest-load.js";
 import { startServer, type BenchServer } from "./lib/server.js";
 import { untilIndexed } from "./lib/server-metrics.js";
-import { rssMb, serverCpuMs, type ServerCpuMs } from "./lib/process-tree.js";
+import { cpuBetween, rssMb, serverCpuMs } from "./lib/process-tree.js";
 import { Recorder, type PhaseResult } from "./lib/stats.js";
 import { syntheticMemory, syntheticQueries } from "./lib/synthetic.js";
 import { alignedTable } from "./lib/table.js";
@@ -169,9 +169,8 @@ async function recallPhase(b: Bench, mode: Mode, transport: "rest" | "grpc", con
       : await closedLoop({ concurrency, durationS }, rec, async (i) => {
           await b.grpc.recall({ query: query(i), searchMode: grpcModes[mode], limit, containers: [container], includeReceipt: false });
         });
-  const cpuAfter = serverCpuMs(b.server.pid);
-  const perCall = (key: keyof ServerCpuMs) => (cpuAfter[key] - cpuBefore[key]) / Math.max(1, rec.ok + rec.errors);
-  const r: RecallPhaseResult = { ...rec.result(info, elapsedS), cpuMsPerCall: { main: perCall("main"), lancedb: perCall("lancedb"), other: perCall("other"), model: perCall("children") } };
+  const { children: model, ...threads } = cpuBetween(cpuBefore, serverCpuMs(b.server.pid), Math.max(1, rec.ok + rec.errors));
+  const r: RecallPhaseResult = { ...rec.result(info, elapsedS), cpuMsPerCall: { ...threads, model } };
   const cpu = r.cpuMsPerCall;
   console.error(
     `  ${r.phase} ${r.transport} c${concurrency} @${r.dataSize}: ${r.reqPerS.toFixed(1)} req/s, p50 ${r.p50Ms.toFixed(1)} p95 ${r.p95Ms.toFixed(1)} p99 ${r.p99Ms.toFixed(1)} ms, ${r.errors} errors; ` +

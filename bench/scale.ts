@@ -35,7 +35,7 @@ import { parseArgs } from "node:util";
 import { caveat } from "./lib/report.js";
 import { postOrFail } from "./lib/http-json.js";
 import { restLoad } from "./lib/rest-load.js";
-import { postgresCpuMs, rssMb, serverCpuMs, type ServerCpuMs } from "./lib/process-tree.js";
+import { cpuBetween, postgresCpuMs, rssMb, serverCpuMs, type ServerCpuMs } from "./lib/process-tree.js";
 import { onCleanUp, positiveOption, runBench, stopAfter } from "./lib/run.js";
 import { countMemories, load1m, loadTo, type Backend, type LoadResult, type Store } from "./lib/scale-load.js";
 import { benchDatabase } from "./lib/scratch-database.js";
@@ -187,10 +187,7 @@ async function recallWhileWriting(m: Measure): Promise<Phase> {
     stopped = true;
     await writer;
   }
-  const after = serverCpuMs(m.server.pid);
-  const seconds = (performance.now() - t0) / 1000;
-  const perS = (k: keyof ServerCpuMs) => Math.round((after[k] - before[k]) / seconds);
-  const cpu: ServerCpuMs = { main: perS("main"), lancedb: perS("lancedb"), other: perS("other"), children: perS("children") };
+  const cpu = cpuBetween(before, serverCpuMs(m.server.pid), (performance.now() - t0) / 1000, 0);
   console.error(`    server CPU ms/s: main ${cpu.main}, LanceDB ${cpu.lancedb}, other threads ${cpu.other}, model ${cpu.children}; ${written} memories created`);
   return { ...p, serverCpuMsPerS: cpu, written };
 }
@@ -200,15 +197,8 @@ async function withCpuPerCall(m: Measure, run: () => Promise<Phase>): Promise<Ph
   const server = serverCpuMs(m.server.pid);
   const postgres = postgresCpuMs();
   const p = await run();
-  const after = serverCpuMs(m.server.pid);
-  const perCall = (ms: number) => Number((ms / Math.max(p.ok, 1)).toFixed(2));
-  const cpu = {
-    main: perCall(after.main - server.main),
-    lancedb: perCall(after.lancedb - server.lancedb),
-    other: perCall(after.other - server.other),
-    children: perCall(after.children - server.children),
-    postgres: perCall(postgresCpuMs() - postgres),
-  };
+  const calls = Math.max(p.ok, 1);
+  const cpu = { ...cpuBetween(server, serverCpuMs(m.server.pid), calls, 2), postgres: Number(((postgresCpuMs() - postgres) / calls).toFixed(2)) };
   console.error(`    CPU ms a call: main ${cpu.main}, LanceDB ${cpu.lancedb}, other threads ${cpu.other}, model ${cpu.children}, PostgreSQL ${cpu.postgres}`);
   return { ...p, cpuMsPerCall: cpu };
 }

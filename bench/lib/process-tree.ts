@@ -71,6 +71,18 @@ export function serverCpuMs(pid: number): ServerCpuMs {
 }
 
 /**
+ * The CPU a server used between two readings of serverCpuMs, divided by `per` (its calls, or seconds), each
+ * share rounded to `digits` decimals when given.
+ */
+export function cpuBetween(before: ServerCpuMs, after: ServerCpuMs, per: number, digits?: number): ServerCpuMs {
+  const share = (key: keyof ServerCpuMs) => {
+    const value = (after[key] - before[key]) / per;
+    return digits === undefined ? value : Number(value.toFixed(digits));
+  };
+  return { main: share("main"), lancedb: share("lancedb"), other: share("other"), children: share("children") };
+}
+
+/**
  * CPU ms used so far by the PostgreSQL processes on this machine: each postmaster with the backends it has
  * reaped (cutime and cstime) and the living backends, so a connection closed mid-phase still counts.
  */
