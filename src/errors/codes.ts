@@ -8,6 +8,7 @@ export const errorCodes = {
   forbidden: { http: 403, connect: Code.PermissionDenied, summary: "Key not scoped to this container." },
   MARKETPLACE_DISABLED: { http: 403, connect: Code.PermissionDenied, summary: "Marketplace feature flag is off for this deployment." },
   not_found: { http: 404, connect: Code.NotFound, summary: "Memory or trace ID does not exist." },
+  method_not_allowed: { http: 405, connect: Code.Unimplemented, summary: "The path exists, not with this HTTP method; Allow names its methods." },
   COPYLEFT_LOCKED: { http: 409, connect: Code.FailedPrecondition, summary: "Unpublish or deprecate attempted on a fork." },
   APPEAL_CONFLICT: { http: 409, connect: Code.Aborted, summary: "The skill is not removed, or an appeal is already pending." },
   already_exists: { http: 409, connect: Code.AlreadyExists, summary: "A skill with this slug already exists in the workspace." },

@@ -21,10 +21,23 @@ export function restErrorHandling(app: FastifyInstance): void {
     return sendError(reply, error);
   });
   app.setNotFoundHandler((req, reply) => {
+    const path = req.url.split("?")[0]!;
+    const allowed = routeMethods.filter((method) => app.findRoute({ method, url: path }) !== null);
+    if (allowed.length > 0) {
+      logFieldsOf(req).errorCode = "method_not_allowed";
+      const allow = allowed.join(", ");
+      return reply
+        .code(405)
+        .header("allow", allow)
+        .send({ error: { code: "method_not_allowed", message: `${path} answers ${allow}, not ${req.method}`, details: { method: req.method, allow } } });
+    }
     logFieldsOf(req).errorCode = "not_found";
-    return reply.code(404).send({ error: { code: "not_found", message: `no route ${req.method} ${req.url.split("?")[0]}`, details: {} } });
+    return reply.code(404).send({ error: { code: "not_found", message: `no route ${req.method} ${path}`, details: {} } });
   });
 }
+
+// The methods a path can be asked whether it has (Fastify adds HEAD to every GET route).
+const routeMethods = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"] as const;
 
 function sendError(reply: FastifyReply, error: ErrorBody) {
   return reply.code(httpStatusOf(error.code)).type("application/json; charset=utf-8").send({ error });

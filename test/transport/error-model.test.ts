@@ -59,6 +59,19 @@ describe("errors outside the RPCs are in the error model", () => {
       });
     });
 
+    it("answers a path that exists, asked with a method it lacks, 405 with Allow; an unknown path 404", async () => {
+      const put = await fetchText("/api/v1/agent/memories", { method: "PUT" });
+      expect(put.headers.get("allow")).toBe("GET, HEAD, POST");
+      expect(expectRestError(put.status, put.headers, put.text)).toMatchObject({ code: "method_not_allowed", details: { method: "PUT", allow: "GET, HEAD, POST" } });
+      const post = await fetchText("/api/v1/agent/memories/mem_1?x=1", { method: "POST" });
+      expect(post.headers.get("allow")).toBe("GET, HEAD, PATCH, DELETE");
+      expect(expectRestError(post.status, post.headers, post.text)).toMatchObject({ code: "method_not_allowed", message: "/api/v1/agent/memories/mem_1 answers GET, HEAD, PATCH, DELETE, not POST" });
+      const unknown = await fetchText("/api/v1/agent/nowhere", { method: "PUT" });
+      expect(expectRestError(unknown.status, unknown.headers, unknown.text)).toMatchObject({ code: "not_found", message: "no route PUT /api/v1/agent/nowhere" });
+      const mcp = await fetchText("/mcp", { method: "PUT" });
+      expect([mcp.status, mcp.headers.get("allow")]).toEqual([405, "POST"]);
+    });
+
     it("names a field of the wrong type without the decoder's message", async () => {
       const call = rest(server.url, key);
       const res = await call("POST", "/api/v1/agent/memories", { content: "x", type: "fact", confidence: "high" });

@@ -66,7 +66,8 @@ export async function mcpRoutes(app: FastifyInstance, opts: McpRoutesOptions): P
     }
   });
 
-  // No server-initiated stream (GET) and no sessions to end (DELETE): the transport's spec answers 405.
+  // No server-initiated stream (GET) and no sessions to end (DELETE): the transport's spec answers 405,
+  // as for every other method but POST.
   const notAllowed = async (req: FastifyRequest, reply: FastifyReply) => {
     await opts.auth.authenticate(requestHeaders(req.headers));
     return reply
@@ -74,6 +75,5 @@ export async function mcpRoutes(app: FastifyInstance, opts: McpRoutesOptions): P
       .header("allow", "POST")
       .send({ jsonrpc: "2.0", error: { code: -32000, message: "Method not allowed: send MCP messages with POST" }, id: null });
   };
-  app.get(mcpPath, notAllowed);
-  app.delete(mcpPath, notAllowed);
+  app.route({ method: ["GET", "DELETE", "PUT", "PATCH"], url: mcpPath, handler: notAllowed });
 }
