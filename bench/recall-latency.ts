@@ -2,7 +2,7 @@
 // process with embedded storage (PGlite + LanceDB, the defaults) in a temporary DATA_DIR.
 //
 //   npx tsx bench/recall-latency.ts [--sizes 10000,100000] [--duration 10] [--concurrency 8]
-//                                   [--budget 1500] [--timeout 1800]
+//                                   [--budget 1500] [--timeout 1800] [--rare 20]
 //
 // For each size, ascending: ingest up to it through the REST batch endpoint (100 per request, 4 in flight)
 // and measure two rates: API acceptance (memories/s until the last batch is answered) and end-to-end
@@ -15,7 +15,8 @@
 // through 200 already-seen queries to show the cache effect, and a last one measures hybrid recall at
 // concurrency 1 during a heavy ingest (REST batches of 100, 4 in flight, for at least --duration s more,
 // which the indexer then finishes). RSS of the server process (VmRSS) is read after ingest and after the
-// recall phases.
+// recall phases. --rare memories of another type (lessons), written first, are recalled with a type
+// filter at concurrency 1: a search that finds fewer rows than recall's pool.
 //
 // Time bound: --budget (seconds, default 1500 = 25 min) for the whole run. Embedding is the bottleneck of
 // ingest; after each ingest step the bench projects the time the next size needs at the measured indexed
@@ -63,6 +64,7 @@ interface Options {
   concurrency: number;
   budgetS: number;
   timeoutS: number;
+  rare: number;
 }
 
 function parseOptions(argv: string[]): Options {
@@ -74,6 +76,7 @@ function parseOptions(argv: string[]): Options {
       concurrency: { type: "string", default: "8" },
       budget: { type: "string", default: "1500" },
       timeout: { type: "string", default: "1800" },
+      rare: { type: "string", default: "20" },
     },
   });
   return {
@@ -85,6 +88,7 @@ function parseOptions(argv: string[]): Options {
     concurrency: positiveOption("concurrency", values.concurrency),
     budgetS: positiveOption("budget", values.budget),
     timeoutS: positiveOption("timeout", values.timeout),
+    rare: positiveOption("rare", values.rare),
   };
 }
 
@@ -145,11 +149,21 @@ async function ingestTo(b: Bench, target: number): Promise<IngestResult> {
 
 const elapsed = (b: Bench) => (performance.now() - b.startedMs) / 1000;
 
-const restRecallBody = (query: string, mode: Mode) =>
-  JSON.stringify({ query, searchMode: mode, limit, containers: [container], includeReceipt: false });
+const restRecallBody = (query: string, mode: Mode, types?: string[]) =>
+  JSON.stringify({ query, searchMode: mode, limit, containers: [container], includeReceipt: false, ...(types && { types }) });
+
+/** The rare memories' type; every other memory is a fact. */
+const rareType = "lesson";
+
+/** Writes the --rare memories of the rare type and waits until they are indexed. */
+async function ingestRare(b: Bench): Promise<void> {
+  const memories = Array.from({ length: b.options.rare }, (_, i) => ({ content: syntheticMemory(10_000_000 + i), type: rareType, containers: [container] }));
+  for (let i = 0; i < memories.length; i += batchSize) await post(b, "/api/v1/agent/memories", { memories: memories.slice(i, i + batchSize) });
+  await untilIndexed(b.server, () => elapsed(b) > b.options.timeoutS);
+}
 
 /** One timed closed-loop recall phase. `query(i)` gives the text of the i-th call. */
-async function recallPhase(b: Bench, mode: Mode, transport: "rest" | "grpc", concurrency: number, label: string, query: (i: number) => string) {
+async function recallPhase(b: Bench, mode: Mode, transport: "rest" | "grpc", concurrency: number, label: string, query: (i: number) => string, types?: string[]) {
   const rec = new Recorder();
   const info = { phase: `recall ${mode}${label}`, transport, dataSize: b.stored, concurrency } as const;
   const durationS = b.options.durationS;
@@ -162,12 +176,12 @@ async function recallPhase(b: Bench, mode: Mode, transport: "rest" | "grpc", con
             key: b.key,
             connections: concurrency,
             durationS,
-            request: (i) => ({ method: "POST", path: "/api/v1/agent/recall", body: restRecallBody(query(i), mode) }),
+            request: (i) => ({ method: "POST", path: "/api/v1/agent/recall", body: restRecallBody(query(i), mode, types) }),
           },
           rec,
         )
       : await closedLoop({ concurrency, durationS }, rec, async (i) => {
-          await b.grpc.recall({ query: query(i), searchMode: grpcModes[mode], limit, containers: [container], includeReceipt: false });
+          await b.grpc.recall({ query: query(i), searchMode: grpcModes[mode], limit, containers: [container], includeReceipt: false, types: types?.map((t) => `MEMORY_TYPE_${t.toUpperCase()}`) ?? [] });
         });
   const { children: model, ...threads } = cpuBetween(cpuBefore, serverCpuMs(b.server.pid), Math.max(1, rec.ok + rec.errors));
   const r: RecallPhaseResult = { ...rec.result(info, elapsedS), cpuMsPerCall: { ...threads, model } };
@@ -194,6 +208,8 @@ async function recallPhases(b: Bench): Promise<RecallPhaseResult[]> {
       results.push(await recallPhase(b, mode, "grpc", concurrency, "", fresh));
     }
   }
+  // A selective filter: fewer matches than the pool asks the vector index for.
+  results.push(await recallPhase(b, "hybrid", "rest", 1, ` (type filter: ${b.options.rare} ${rareType}s)`, fresh, [rareType]));
   // The cache effect: queries already embedded once.
   const pool = Array.from({ length: repeatedPool }, fresh);
   await Promise.all(pool.map((q) => post(b, "/api/v1/agent/recall", { query: q, searchMode: "semantic", limit: 1, containers: [container] })));
@@ -206,8 +222,8 @@ async function recallPhases(b: Bench): Promise<RecallPhaseResult[]> {
 /** The ingest runs this long before the recall phase that measures during it starts. */
 const ingestLeadS = 2;
 
-/** Seconds the recall phases of one size take: 12 timed phases, 2 repeated, 6 warm-ups of 2 s, one during an ingest. */
-const recallPhasesS = (o: Options) => 14 * (o.durationS + 0.5) + 6 * 2.5 + 5 + 2 * o.durationS + ingestLeadS + 30;
+/** Seconds the recall phases of one size take: 12 timed phases, 1 filtered, 2 repeated, 6 warm-ups of 2 s, one during an ingest. */
+const recallPhasesS = (o: Options) => 15 * (o.durationS + 0.5) + 6 * 2.5 + 5 + 2 * o.durationS + ingestLeadS + 30;
 
 /**
  * Hybrid recall at concurrency 1 while memories are written as fast as the server takes them: enough
@@ -334,6 +350,7 @@ async function main(): Promise<number> {
     durationS: options.durationS,
     concurrency: options.concurrency,
     budgetS: options.budgetS,
+    rare: options.rare,
     startedAt: new Date().toISOString(),
   };
   console.error("starting the server (PGlite + LanceDB)…");
@@ -351,6 +368,7 @@ async function main(): Promise<number> {
   };
   const b: Bench = { options, server, key, grpc, stored: 0, nextQuery, startedMs };
   const rssAtStart = rssMb(server.pid);
+  await ingestRare(b);
   const { sizes, notes } = await run(b);
   const totalS = elapsed(b);
   console.log(report(sizes, notes));

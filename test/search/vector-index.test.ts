@@ -2,11 +2,11 @@ import { spawn } from "node:child_process";
 import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { connect, Index, MatchQuery } from "@lancedb/lancedb";
+import { connect, Index, MatchQuery, type Table } from "@lancedb/lancedb";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Database } from "../../src/db/database.js";
 import { openPglite } from "../../src/db/pglite.js";
-import { compact, ensureFullTextIndex, openLanceIndex, probesFor } from "../../src/search/vector/lancedb-index.js";
+import { annSearch, compact, ensureFullTextIndex, openLanceIndex, probesFor } from "../../src/search/vector/lancedb-index.js";
 import { serialQueue } from "../../src/search/vector/serial.js";
 import { openLanceSkillIndex } from "../../src/search/skills/lancedb-skill-index.js";
 import { openPgvectorSkillIndex } from "../../src/search/skills/pgvector-skill-index.js";
@@ -903,6 +903,37 @@ describe("probes of the LanceDB ANN index", () => {
       for (let q = 0; q < 10; q++) await expectExact(index, records, unitVector(rand), { workspaceId: "ws_a" }, 10);
     } finally {
       await index.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("repeats a short search exactly only when the index's probes leave partitions out", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "agentmem-ann-repeat-"));
+    const db = await connect(dir);
+    try {
+      const rand = prng(35);
+      const rows = (n: number) => Array.from({ length: n }, (_, i) => ({ id: `r${i}`, vector: Array.from(unitVector(rand)) }));
+      // Named as the index code names its indexes: 16 partitions over 2,000 rows are all probed; 64 over 5,000 are not (53 are).
+      const whole = await db.createTable("whole", rows(2_000));
+      await whole.createIndex("vector", { config: Index.ivfFlat({ distanceType: "cosine", numPartitions: 16 }), name: "vector_ivf_flat_p16" });
+      const partial = await db.createTable("partial", rows(5_000));
+      await partial.createIndex("vector", { config: Index.ivfFlat({ distanceType: "cosine", numPartitions: 64 }), name: "vector_ivf_flat_p64" });
+      const scans = async (table: Table) => {
+        const ann = await annSearch(table);
+        const exhaustive: boolean[] = [];
+        await ann.nearestThenExact([unitVector(rand)], 40, async (vectors, exact) => {
+          exhaustive.push(exact);
+          return vectors.map(() => []);
+        });
+        ann.stop();
+        return exhaustive;
+      };
+      expect(await scans(whole)).toEqual([false]);
+      expect(await scans(partial)).toEqual([false, true]);
+      whole.close();
+      partial.close();
+    } finally {
+      db.close();
       await rm(dir, { recursive: true, force: true });
     }
   });

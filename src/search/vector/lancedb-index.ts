@@ -79,7 +79,8 @@ const scalarIndexes: ReadonlyArray<readonly [string, () => Index]> = [
  * 6 ms against 12 ms with 57); the count is kept in the index name so optimize() retrains once the table
  * has grown enough to want twice as many.
  */
-const partitionsFor = (rows: number) => Math.min(1024, Math.max(16, Math.round(Math.sqrt(rows))));
+const maxPartitions = 1024;
+const partitionsFor = (rows: number) => Math.min(maxPartitions, Math.max(16, Math.round(Math.sqrt(rows))));
 
 /**
  * The two IVF index kinds. IVF_FLAT keeps every vector in the index: searches read nothing else, and while
@@ -133,10 +134,13 @@ export const defaultAnnRefreshMs = 30_000;
 export async function annSearch(table: Table, refreshEveryMs = defaultAnnRefreshMs) {
   let probes = 0;
   let refineFactor = 0;
+  // Probes cover every partition of an IVF_FLAT index: searches through it are exact.
+  let everyPartition = false;
   const refresh = async () => {
     const index = await annIndexOf(table);
     probes = index ? probesFor(index.partitions, await table.countRows(), annKinds[index.kind].minProbes) : 0;
     refineFactor = index ? annKinds[index.kind].refineFactor : 0;
+    everyPartition = index !== undefined && index.kind === "flat" && probes >= index.partitions;
   };
   await refresh();
   // A failed refresh keeps what the last one read; the next tick tries again.
@@ -148,7 +152,8 @@ export async function annSearch(table: Table, refreshEveryMs = defaultAnnRefresh
     /**
      * Runs `scan` through the index, and again by an exact scan for each vector answered with fewer than k
      * rows: a selective filter whose matches lie outside the probed partitions still gets them all. While
-     * the table has no index the first scan is exact already, and fewer than k rows are all there are.
+     * the table has no index, or the index is probed whole, the first scan is exact already, and fewer
+     * than k rows are all there are.
      */
     async nearestThenExact(
       vectors: readonly Float32Array[],
@@ -156,7 +161,7 @@ export async function annSearch(table: Table, refreshEveryMs = defaultAnnRefresh
       scan: (vectors: readonly Float32Array[], exhaustive: boolean) => Promise<VectorHit[][]>,
     ): Promise<VectorHit[][]> {
       // Read with the first scan's configure(), before any await.
-      const firstIsExact = probes === 0;
+      const firstIsExact = probes === 0 || everyPartition;
       const hits = await scan(vectors, false);
       if (firstIsExact) return hits;
       const short = hits.flatMap((h, i) => (h.length < k ? [i] : []));
@@ -169,11 +174,13 @@ export async function annSearch(table: Table, refreshEveryMs = defaultAnnRefresh
     /**
      * The query searched through the index with its probes, or by an exact scan of every row that passes
      * the filter: asked for, or while the table had no index (then exact even if another node has built
-     * one since this handle last looked). Every partition is probed by naming their count:
-     * maximumNprobes(0) returned rows without distances on clustered data.
+     * one since this handle last looked). Every partition is probed by naming a count
+     * (maximumNprobes(0) returned rows without distances on clustered data): the most any index of ours
+     * has, so the search stays exact over an index another node rebuilt with more partitions since.
      */
     configure: (query: VectorQuery, exhaustive: boolean): VectorQuery => {
       if (exhaustive || probes === 0) return query.bypassVectorIndex();
+      if (everyPartition) return query.nprobes(maxPartitions);
       return refineFactor > 0 ? query.nprobes(probes).refineFactor(refineFactor) : query.nprobes(probes);
     },
   };
