@@ -907,7 +907,7 @@ describe("probes of the LanceDB ANN index", () => {
     }
   });
 
-  it("repeats a short search exactly only when the index's probes leave partitions out", async () => {
+  it("answers exactly by probing every partition of an IVF_FLAT index, repeating a short search only when probes leave some out", async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), "agentmem-ann-repeat-"));
     const db = await connect(dir);
     try {
@@ -918,6 +918,9 @@ describe("probes of the LanceDB ANN index", () => {
       await whole.createIndex("vector", { config: Index.ivfFlat({ distanceType: "cosine", numPartitions: 16 }), name: "vector_ivf_flat_p16" });
       const partial = await db.createTable("partial", rows(5_000));
       await partial.createIndex("vector", { config: Index.ivfFlat({ distanceType: "cosine", numPartitions: 64 }), name: "vector_ivf_flat_p64" });
+      const quantized = await db.createTable("quantized", rows(2_000));
+      await quantized.createIndex("vector", { config: Index.ivfRq({ distanceType: "cosine", numPartitions: 16 }), name: "vector_ivf_rq_p16" });
+      const none = await db.createTable("none", rows(100));
       const scans = async (table: Table) => {
         const ann = await annSearch(table);
         const exhaustive: boolean[] = [];
@@ -930,8 +933,21 @@ describe("probes of the LanceDB ANN index", () => {
       };
       expect(await scans(whole)).toEqual([false]);
       expect(await scans(partial)).toEqual([false, true]);
-      whole.close();
-      partial.close();
+      expect(await scans(none)).toEqual([false]);
+      const plan = async (table: Table, exhaustive: boolean) => {
+        const ann = await annSearch(table);
+        ann.stop();
+        return ann.configure(table.vectorSearch(unitVector(rand)).distanceType("cosine"), exhaustive).explainPlan();
+      };
+      // Exact through an IVF_FLAT index: all its partitions, named by the most any index of ours has.
+      expect(await plan(partial, false)).toMatch(/ANNIvfPartition: .*minimum_nprobes=53,/);
+      expect(await plan(partial, true)).toMatch(/ANNIvfPartition: .*minimum_nprobes=1024,/);
+      expect(await plan(whole, false)).toMatch(/ANNIvfPartition: .*minimum_nprobes=1024,/);
+      // A quantized index's distances are estimates, and a table without an index has no partitions: both scan the rows.
+      expect(await plan(quantized, true)).toMatch(/KNNVectorDistance/);
+      expect(await plan(quantized, true)).not.toMatch(/ANNIvfPartition/);
+      expect(await plan(none, false)).toMatch(/KNNVectorDistance/);
+      for (const table of [whole, partial, quantized, none]) table.close();
     } finally {
       db.close();
       await rm(dir, { recursive: true, force: true });
