@@ -134,16 +134,13 @@ export const defaultAnnRefreshMs = 30_000;
 export async function annSearch(table: Table, refreshEveryMs = defaultAnnRefreshMs) {
   let probes = 0;
   let refineFactor = 0;
-  // An IVF_FLAT index holds the exact vectors: probed whole, it answers exactly.
-  let flat = false;
   // Probes cover every partition of an IVF_FLAT index: searches through it are exact.
   let everyPartition = false;
   const refresh = async () => {
     const index = await annIndexOf(table);
     probes = index ? probesFor(index.partitions, await table.countRows(), annKinds[index.kind].minProbes) : 0;
     refineFactor = index ? annKinds[index.kind].refineFactor : 0;
-    flat = index?.kind === "flat";
-    everyPartition = index?.kind === "flat" && probes >= index.partitions;
+    everyPartition = index !== undefined && index.kind === "flat" && probes >= index.partitions;
   };
   await refresh();
   // A failed refresh keeps what the last one read; the next tick tries again.
@@ -175,18 +172,15 @@ export async function annSearch(table: Table, refreshEveryMs = defaultAnnRefresh
       return hits;
     },
     /**
-     * The query searched through the index with its probes, or exactly when asked. Exactly is every
-     * partition of an IVF_FLAT index, whose vectors are the rows' own: cheaper than the scan that reads
-     * each matching row's vector from the table (479 matches of 100k, the model's query vectors, in
-     * process: 6.5 to 7.0 ms of CPU for both passes against 10.3 to 11.5). While the table had no index
-     * (exact even if another node has built one since this handle last looked) or its index is
-     * quantized (estimates), it is that scan. Every partition is probed by naming a count
+     * The query searched through the index with its probes, or by an exact scan of every row that passes
+     * the filter: asked for, or while the table had no index (then exact even if another node has built
+     * one since this handle last looked). Every partition is probed by naming a count
      * (maximumNprobes(0) returned rows without distances on clustered data): the most any index of ours
      * has, so the search stays exact over an index another node rebuilt with more partitions since.
      */
     configure: (query: VectorQuery, exhaustive: boolean): VectorQuery => {
-      if (probes === 0 || (exhaustive && !flat)) return query.bypassVectorIndex();
-      if (exhaustive || everyPartition) return query.nprobes(maxPartitions);
+      if (exhaustive || probes === 0) return query.bypassVectorIndex();
+      if (everyPartition) return query.nprobes(maxPartitions);
       return refineFactor > 0 ? query.nprobes(probes).refineFactor(refineFactor) : query.nprobes(probes);
     },
   };
