@@ -921,19 +921,27 @@ describe("probes of the LanceDB ANN index", () => {
       const quantized = await db.createTable("quantized", rows(2_000));
       await quantized.createIndex("vector", { config: Index.ivfRq({ distanceType: "cosine", numPartitions: 16 }), name: "vector_ivf_rq_p16" });
       const none = await db.createTable("none", rows(100));
-      const scans = async (table: Table) => {
+      const searcher = async (table: Table) => {
         const ann = await annSearch(table);
-        const exhaustive: boolean[] = [];
-        await ann.nearestThenExact([unitVector(rand)], 40, async (vectors, exact) => {
-          exhaustive.push(exact);
-          return vectors.map(() => []);
-        });
         ann.stop();
-        return exhaustive;
+        // The scans one search runs, each exhaustive or not; every scan comes back short.
+        return async (filterKey: string) => {
+          const exhaustive: boolean[] = [];
+          await ann.nearestThenExact([unitVector(rand)], 40, filterKey, async (vectors, exact) => {
+            exhaustive.push(exact);
+            return vectors.map(() => []);
+          });
+          return exhaustive;
+        };
       };
-      expect(await scans(whole)).toEqual([false]);
-      expect(await scans(partial)).toEqual([false, true]);
-      expect(await scans(none)).toEqual([false]);
+      expect(await (await searcher(whole))("f")).toEqual([false]);
+      expect(await (await searcher(none))("f")).toEqual([false]);
+      const partialScans = await searcher(partial);
+      expect(await partialScans("rare")).toEqual([false, true]);
+      // A filter answered short is searched exactly at once, 32 times, then probed again.
+      for (let i = 0; i < 32; i++) expect(await partialScans("rare")).toEqual([true]);
+      expect(await partialScans("rare")).toEqual([false, true]);
+      expect(await partialScans("other")).toEqual([false, true]);
       const plan = async (table: Table, exhaustive: boolean) => {
         const ann = await annSearch(table);
         ann.stop();

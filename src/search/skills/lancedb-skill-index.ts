@@ -124,7 +124,7 @@ export async function openLanceSkillIndex(options: LanceConnectionOptions & { di
       checkDimensions(vector, dimensions);
       if (k <= 0 || skillFilterMatchesNothing(filter)) return [];
       const where = skillLanceFilter(filter);
-      const [hits] = await ann.nearestThenExact([vector], k, async ([v], exhaustive) => {
+      const [hits] = await ann.nearestThenExact([vector], k, where, async ([v], exhaustive) => {
         const query = ann.configure(table.vectorSearch(v!).distanceType("cosine").where(where), exhaustive);
         const result = await query.select(["id", "_distance"]).limit(k).toArrow();
         const ids = result.getChild("id");

@@ -9,6 +9,7 @@ import { lanceIndexWork } from "./lance-scratch.js";
 import { connectLance, type LanceConnectionOptions } from "./lance-session.js";
 import { backfillMetadataTerms, checkDimensions, lastPerId, matchesNothing, type MetadataTermsOf } from "./records.js";
 import { serialQueue, type SerialQueue } from "./serial.js";
+import { selectiveFilters } from "./selective-filters.js";
 import type { KeywordHit, VectorFilter, VectorHit, VectorIndex } from "./vector-index.js";
 
 export interface LanceIndexOptions extends LanceConnectionOptions {
@@ -143,6 +144,7 @@ export async function annSearch(table: Table, refreshEveryMs = defaultAnnRefresh
     everyPartition = index !== undefined && index.kind === "flat" && probes >= index.partitions;
   };
   await refresh();
+  const selective = selectiveFilters();
   // A failed refresh keeps what the last one read; the next tick tries again.
   const timer = setInterval(() => refresh().catch(() => undefined), refreshEveryMs);
   timer.unref();
@@ -150,22 +152,25 @@ export async function annSearch(table: Table, refreshEveryMs = defaultAnnRefresh
     refresh,
     stop: () => clearInterval(timer),
     /**
-     * Runs `scan` through the index, and again by an exact scan for each vector answered with fewer than k
-     * rows: a selective filter whose matches lie outside the probed partitions still gets them all. While
-     * the table has no index, or the index is probed whole, the first scan is exact already, and fewer
-     * than k rows are all there are.
+     * Runs `scan` through the index, and again exactly for each vector answered with fewer than k rows: a
+     * selective filter whose matches lie outside the probed partitions still gets them all. While the
+     * table has no index, or the index is probed whole, the first scan is exact already, and fewer than k
+     * rows are all there are. A filter (`filterKey`) answered short lately is searched exactly at once.
      */
     async nearestThenExact(
       vectors: readonly Float32Array[],
       k: number,
+      filterKey: string,
       scan: (vectors: readonly Float32Array[], exhaustive: boolean) => Promise<VectorHit[][]>,
     ): Promise<VectorHit[][]> {
       // Read with the first scan's configure(), before any await.
       const firstIsExact = probes === 0 || everyPartition;
+      if (!firstIsExact && selective.take(filterKey)) return scan(vectors, true);
       const hits = await scan(vectors, false);
       if (firstIsExact) return hits;
       const short = hits.flatMap((h, i) => (h.length < k ? [i] : []));
       if (short.length > 0) {
+        selective.remember(filterKey);
         const again = await scan(short.map((i) => vectors[i]!), true);
         short.forEach((i, j) => (hits[i] = again[j]!));
       }
@@ -247,10 +252,10 @@ export async function openLanceIndex(options: LanceIndexOptions): Promise<Vector
   };
 
   /** One scan for several query vectors; each result row names its vector in query_index. */
-  async function scan(vectors: readonly Float32Array[], filter: VectorFilter, k: number, exhaustive: boolean): Promise<VectorHit[][]> {
+  async function scan(vectors: readonly Float32Array[], where: string, k: number, exhaustive: boolean): Promise<VectorHit[][]> {
     let query = table.vectorSearch(vectors[0]!);
     for (const v of vectors.slice(1)) query = query.addQueryVector(v);
-    query = ann.configure(query.distanceType("cosine").where(lanceFilter(filter)), exhaustive);
+    query = ann.configure(query.distanceType("cosine").where(where), exhaustive);
     const result = await query.select(["id", "_distance"]).limit(k).toArrow();
     const hits: VectorHit[][] = vectors.map(() => []);
     const ids = result.getChild("id");
@@ -273,9 +278,10 @@ export async function openLanceIndex(options: LanceIndexOptions): Promise<Vector
     for (const v of vectors) checkDimensions(v, dimensions);
     if (vectors.length === 0 || k <= 0 || matchesNothing(filter)) return vectors.map(() => []);
     const hits: VectorHit[][] = [];
+    const where = lanceFilter(filter);
     for (let i = 0; i < vectors.length; ) {
       const n = performance.now() - lastSearched < searchedWithinMs ? scanVectorsWhileSearched : vectors.length;
-      hits.push(...(await ann.nearestThenExact(vectors.slice(i, i + n), k, (some, exhaustive) => scan(some, filter, k, exhaustive))));
+      hits.push(...(await ann.nearestThenExact(vectors.slice(i, i + n), k, where, (some, exhaustive) => scan(some, where, k, exhaustive))));
       i += n;
     }
     return hits;
