@@ -18,7 +18,7 @@
 //
 // Measure (the server in a child process, as deployed, with the real query embedder, contradiction
 // detection on): recall per mode at concurrency 1 with a query never sent before (the query embedding is
-// in every number), hybrid at --concurrency, hybrid with each filter (type 1/6, tag 4%, metadata 0.5%, 2.5%
+// in every number), hybrid at --concurrency, hybrid with each filter (type 1/6, tag 4%, metadata 0.125%, 0.5%, 2.5%
 // and 25%, a 30-day creation window 8%; each filter's p50/p95 is also printed against unfiltered hybrid's;
 // for each recall phase the CPU a recall costs, by where it goes, PostgreSQL's included),
 // list pages (first, deep by page token, filtered), get by id, single creates, and hybrid recall for
@@ -214,6 +214,7 @@ async function measure(m: Measure, now: number): Promise<Phase[]> {
     ["type fact (1/6)", { types: ["fact"] }],
     ["tag tag-7 (4%)", { tags: ["tag-7"] }],
     ["metadata shard 7 (0.5%)", { metadata: { shard: 7 } }],
+    ["metadata shard 7, tier 1 (0.125%)", { metadata: { shard: 7, tier: 1 } }],
     ["metadata project-3 (2.5%)", { metadata: { project: "project-3" } }],
     ["metadata tier 1 (25%)", { metadata: { tier: 1 } }],
     ["30-day window (8%)", window],

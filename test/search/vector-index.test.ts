@@ -924,12 +924,12 @@ describe("probes of the LanceDB ANN index", () => {
       const searcher = async (table: Table) => {
         const ann = await annSearch(table);
         ann.stop();
-        // The scans one search runs, each exhaustive or not; every scan comes back short.
-        return async (filterKey: string) => {
+        // The scans one search runs, each exhaustive or not; every scan comes back short, with `found` rows.
+        return async (filterKey: string, found = 0) => {
           const exhaustive: boolean[] = [];
           await ann.nearestThenExact([unitVector(rand)], 40, filterKey, async (vectors, exact) => {
             exhaustive.push(exact);
-            return vectors.map(() => []);
+            return vectors.map(() => Array.from({ length: found }, (_, i) => ({ id: `r${i}`, similarity: 0.5 })));
           });
           return exhaustive;
         };
@@ -938,10 +938,15 @@ describe("probes of the LanceDB ANN index", () => {
       expect(await (await searcher(none))("f")).toEqual([false]);
       const partialScans = await searcher(partial);
       expect(await partialScans("rare")).toEqual([false, true]);
-      // A filter answered short is searched exactly at once, 32 times, then probed again.
+      // A filter answered far short is searched exactly at once, 32 times, then probed again.
       for (let i = 0; i < 32; i++) expect(await partialScans("rare")).toEqual([true]);
       expect(await partialScans("rare")).toEqual([false, true]);
       expect(await partialScans("other")).toEqual([false, true]);
+      // Short by less than half of k: probed again next time, as most such searches are answered in full.
+      expect(await partialScans("broad", 20)).toEqual([false, true]);
+      expect(await partialScans("broad", 20)).toEqual([false, true]);
+      expect(await partialScans("broad", 19)).toEqual([false, true]);
+      expect(await partialScans("broad", 19)).toEqual([true]);
       const plan = async (table: Table, exhaustive: boolean) => {
         const ann = await annSearch(table);
         ann.stop();

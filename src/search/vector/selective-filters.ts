@@ -1,7 +1,7 @@
 /**
- * Filters whose last search through an IVF index came back short (fewer rows than asked, then asked again
- * exactly): a container of a few hundred memories in a table of 100k, a rare tag. Their next searches go
- * to the exact pass at once instead of paying the probes first. A filter is forgotten after `searches`
+ * Filters whose last search through an IVF index came back far short (then asked again exactly): a
+ * container of a few hundred memories in a table of 100k, a rare tag. Their next searches go to the exact
+ * pass at once instead of paying the probes first. A filter is forgotten after `searches`
  * such searches or `ttlMs`, whichever comes first, and is then probed again: a container that has grown
  * since goes back to the probes after at most that many exact passes. Keys are bounded by bytes (UTF-16),
  * oldest first out.
