@@ -187,7 +187,7 @@ function mcpOperation(tools: McpToolDefinition[], services: DescService[]): Oper
       description:
         "Send each JSON-RPC message of an MCP session as its own POST, with `Accept: application/json, " +
         "text/event-stream` and the same Bearer key as the REST API; answers are JSON (never an event " +
-        "stream), and GET and DELETE answer 405 (no server-initiated messages, no sessions). A wrong key " +
+        "stream), and every other method answers 405 (no server-initiated messages, no sessions). A wrong key " +
         "is refused with 401 before any MCP message is read, and every POST counts as one request against " +
         "the key's rate limits. Tools run the RPCs of the REST operations named in x-mcp-tools, with the " +
         "request message as arguments and the response message as structured result; their errors are tool " +
