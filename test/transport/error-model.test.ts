@@ -68,8 +68,10 @@ describe("errors outside the RPCs are in the error model", () => {
       expect(expectRestError(post.status, post.headers, post.text)).toMatchObject({ code: "method_not_allowed", message: "/api/v1/agent/memories/mem_1 answers GET, HEAD, PATCH, DELETE, not POST" });
       const unknown = await fetchText("/api/v1/agent/nowhere", { method: "PUT" });
       expect(expectRestError(unknown.status, unknown.headers, unknown.text)).toMatchObject({ code: "not_found", message: "no route PUT /api/v1/agent/nowhere" });
-      const mcp = await fetchText("/mcp", { method: "PUT" });
-      expect([mcp.status, mcp.headers.get("allow")]).toEqual([405, "POST"]);
+      for (const method of ["PUT", "PATCH", "OPTIONS"]) {
+        const mcp = await fetchText("/mcp", { method });
+        expect([mcp.status, mcp.headers.get("allow")]).toEqual([405, "POST"]);
+      }
     });
 
     it("names a field of the wrong type without the decoder's message", async () => {

@@ -1,10 +1,9 @@
 /**
  * Filters whose last search through an IVF index came back far short (then asked again exactly): a
  * container of a few hundred memories in a table of 100k, a rare tag. Their next searches go to the exact
- * pass at once instead of paying the probes first. A filter is forgotten after `searches`
- * such searches or `ttlMs`, whichever comes first, and is then probed again: a container that has grown
- * since goes back to the probes after at most that many exact passes. Keys are bounded by bytes (UTF-16),
- * oldest first out.
+ * pass at once instead of paying the probes first. A filter is forgotten after `searches` such searches
+ * or `ttlMs`, whichever comes first, and is then probed again: a container that has grown since goes back
+ * to the probes after at most that many exact passes. Keys are bounded by bytes (UTF-16), oldest out first.
  */
 export function selectiveFilters({ searches = 32, ttlMs = 60_000, maxBytes = 256 * 1024 } = {}) {
   const entries = new Map<string, { left: number; until: number }>();

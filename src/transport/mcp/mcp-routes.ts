@@ -75,5 +75,5 @@ export async function mcpRoutes(app: FastifyInstance, opts: McpRoutesOptions): P
       .header("allow", "POST")
       .send({ jsonrpc: "2.0", error: { code: -32000, message: "Method not allowed: send MCP messages with POST" }, id: null });
   };
-  app.route({ method: ["GET", "DELETE", "PUT", "PATCH"], url: mcpPath, handler: notAllowed });
+  app.route({ method: ["GET", "DELETE", "PUT", "PATCH", "OPTIONS"], url: mcpPath, handler: notAllowed });
 }
