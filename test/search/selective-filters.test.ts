@@ -19,13 +19,13 @@ describe("selectiveFilters", () => {
     expect(filters.take("a", 2_500)).toBe(true);
   });
 
-  it("keeps its keys within maxBytes, dropping the oldest, and never holds a key larger than that", () => {
-    // Keys of 10 characters are 20 bytes: three fit in 64.
-    const filters = selectiveFilters({ maxBytes: 64 });
+  it("keeps its entries within maxBytes, dropping the oldest, and never holds a key larger than that", () => {
+    // An entry of a 10-character key is 276 bytes (20 of key, 256 of overhead): three fit in 850.
+    const filters = selectiveFilters({ maxBytes: 850 });
     for (const key of ["k000000001", "k000000002", "k000000003", "k000000004"]) filters.remember(key, 0);
     expect(["k000000001", "k000000002", "k000000003", "k000000004"].map((key) => filters.take(key, 1))).toEqual([false, true, true, true]);
-    filters.remember("x".repeat(40), 2);
-    expect(filters.take("x".repeat(40), 3)).toBe(false);
+    filters.remember("x".repeat(300), 2);
+    expect(filters.take("x".repeat(300), 3)).toBe(false);
     expect(filters.take("k000000004", 3)).toBe(true);
   });
 });
