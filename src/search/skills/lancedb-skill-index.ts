@@ -6,8 +6,8 @@ import { checkDimensions, lastPerId } from "../vector/records.js";
 import { serialQueue } from "../vector/serial.js";
 import { lanceIndexWork } from "../vector/lance-scratch.js";
 import { connectLance, type LanceConnectionOptions } from "../vector/lance-session.js";
-import { annSearch, bm25Searcher, defaultAnnPolicy, ensureAnnIndex, ensureFullTextIndex, versionRetentionMs } from "../vector/lancedb-index.js";
-import type { VectorHit } from "../vector/vector-index.js";
+import { annSearch, bm25Searcher, defaultAnnPolicy, ensureAnnIndex, ensureFullTextIndex, vectorHits, versionRetentionMs } from "../vector/lancedb-index.js";
+import { lanceRowIds } from "../vector/lance-row-ids.js";
 import { retryConflicts } from "../vector/lance-retry.js";
 import { skillFilterMatchesNothing, type SkillVectorFilter, type SkillVectorIndex, type SkillVectorRecord } from "./skill-vector-index.js";
 
@@ -100,7 +100,9 @@ export async function openLanceSkillIndex(options: LanceConnectionOptions & { di
   await addMarketplaceColumn(table);
   // BM25 over keywordText; rows written since the last optimize() are scanned.
   await ensureFullTextIndex(table, "text");
-  const bm25 = bm25Searcher(table, "text");
+  const rowIds = lanceRowIds(table);
+  await rowIds.fill();
+  const bm25 = bm25Searcher(table, "text", rowIds);
   const write = serialQueue();
   const ann = await annSearch(table);
 
@@ -124,16 +126,9 @@ export async function openLanceSkillIndex(options: LanceConnectionOptions & { di
       checkDimensions(vector, dimensions);
       if (k <= 0 || skillFilterMatchesNothing(filter)) return [];
       const where = skillLanceFilter(filter);
-      const [hits] = await ann.nearestThenExact([vector], k, where, async ([v], exhaustive) => {
-        const query = ann.configure(table.vectorSearch(v!).distanceType("cosine").where(where), exhaustive);
-        const result = await query.select(["id", "_distance"]).limit(k).toArrow();
-        const ids = result.getChild("id");
-        if (!ids) return [[]];
-        const distances = result.getChild("_distance")!;
-        const found: VectorHit[] = [];
-        for (let i = 0; i < result.numRows; i++) found.push({ id: ids.get(i) as string, similarity: 1 - (distances.get(i) as number) });
-        return [found];
-      });
+      const [hits] = await ann.nearestThenExact([vector], k, where, ([v], exhaustive) =>
+        vectorHits(rowIds, 1, k, () => ann.configure(table.vectorSearch(v!).distanceType("cosine").where(where), exhaustive)),
+      );
       return hits!;
     },
 
@@ -152,6 +147,8 @@ export async function openLanceSkillIndex(options: LanceConnectionOptions & { di
         if (!indexed.has("workspace_id")) await retryConflicts(() => table.createIndex("workspace_id", { config: Index.bitmap() }));
         await ensureAnnIndex(table, rows, dimensions, defaultAnnPolicy);
         await ann.refresh();
+        // Compaction moved rows to new addresses.
+        await rowIds.fill();
       })),
 
     eachIdPage: (size, fn) => eachLanceIdPage(table, size, fn),

@@ -5,6 +5,7 @@ import { idIn, lanceFilter } from "./lance-filter.js";
 import { eachLanceIdPage, lanceHolding } from "./lance-ids.js";
 import { lanceSchema, metadataTermsColumn, metadataTermsTable, toArrowTable } from "./lance-records.js";
 import { isRetryableConflict, retryConflicts, type RetryPolicy } from "./lance-retry.js";
+import { lanceRowIds, type LanceRowIds } from "./lance-row-ids.js";
 import { lanceIndexWork } from "./lance-scratch.js";
 import { connectLance, type LanceConnectionOptions } from "./lance-session.js";
 import { backfillMetadataTerms, checkDimensions, lastPerId, matchesNothing, type MetadataTermsOf } from "./records.js";
@@ -241,10 +242,12 @@ export async function openLanceIndex(options: LanceIndexOptions): Promise<Vector
     }),
   );
   await ensureFullTextIndex(table, "content");
-  const bm25 = bm25Searcher(table, "content");
   // The backfill rewrites rows into fragments the vector and full-text indexes do not cover yet.
   const write = serialQueue();
   if ((await addMetadataTerms(table, options.metadataTermsOf)) > 0) await optimizeTable(table, dimensions, annPolicy, write);
+  const rowIds = lanceRowIds(table);
+  await rowIds.fill();
+  const bm25 = bm25Searcher(table, "content", rowIds);
   const maintain = serialQueue();
   const gate = inFlightGate("the LanceDB vector index");
   const ann = await annSearch(table, options.annRefreshMs);
@@ -255,21 +258,13 @@ export async function openLanceIndex(options: LanceIndexOptions): Promise<Vector
     lastSearched = performance.now();
   };
 
-  /** One scan for several query vectors; each result row names its vector in query_index. */
-  async function scan(vectors: readonly Float32Array[], where: string, k: number, exhaustive: boolean): Promise<VectorHit[][]> {
-    let query = table.vectorSearch(vectors[0]!);
-    for (const v of vectors.slice(1)) query = query.addQueryVector(v);
-    query = ann.configure(query.distanceType("cosine").where(where), exhaustive);
-    const result = await query.select(["id", "_distance"]).limit(k).toArrow();
-    const hits: VectorHit[][] = vectors.map(() => []);
-    const ids = result.getChild("id");
-    if (!ids) return hits;
-    const distances = result.getChild("_distance")!;
-    const queries = result.getChild("query_index");
-    for (let i = 0; i < result.numRows; i++) {
-      hits[queries ? Number(queries.get(i)) : 0]!.push({ id: ids.get(i) as string, similarity: 1 - (distances.get(i) as number) });
-    }
-    return hits;
+  /** One scan for several query vectors. */
+  function scan(vectors: readonly Float32Array[], where: string, k: number, exhaustive: boolean): Promise<VectorHit[][]> {
+    return vectorHits(rowIds, vectors.length, k, () => {
+      let query = table.vectorSearch(vectors[0]!);
+      for (const v of vectors.slice(1)) query = query.addQueryVector(v);
+      return ann.configure(query.distanceType("cosine").where(where), exhaustive);
+    });
   }
 
   /**
@@ -328,6 +323,8 @@ export async function openLanceIndex(options: LanceIndexOptions): Promise<Vector
         maintain(async () => {
           await optimizeTable(table, dimensions, annPolicy, write);
           await ann.refresh();
+          // Compaction moved rows to new addresses.
+          await rowIds.fill();
         }),
       ),
 
@@ -354,16 +351,34 @@ export async function openLanceIndex(options: LanceIndexOptions): Promise<Vector
 /** The full-text index on `column`, named after the analyser's version (see ensureFullTextIndex). */
 const fullTextIndexName = (column: string) => `${column}_fts_${lanceAnalyser.version}`;
 
-/** Keyword hits of a full-text search's result, in its order. */
-function keywordHits(result: Awaited<ReturnType<Query["toArrow"]>>): KeywordHit[] {
+/**
+ * The hits of a vector search of `queries` query vectors (each result row names its vector in
+ * `query_index`), read by row address (see lanceRowIds).
+ */
+export async function vectorHits(rowIds: LanceRowIds, queries: number, k: number, query: () => VectorQuery): Promise<VectorHit[][]> {
+  const { rows, ids } = await rowIds.search((byAddress) => {
+    const q = query();
+    return (byAddress ? q.select(["_distance"]).withRowId() : q.select(["id", "_distance"])).limit(k).toArrow();
+  });
+  const hits: VectorHit[][] = Array.from({ length: queries }, () => []);
   // A search without hits yields an Arrow table without columns.
-  const ids = result.getChild("id");
-  if (!ids) return [];
-  const scores = result.getChild("_score")!;
-  const vectors = result.getChild("vector");
+  const distances = rows.getChild("_distance");
+  if (!distances) return hits;
+  const queryIndex = rows.getChild("query_index");
+  for (let i = 0; i < rows.numRows; i++) {
+    hits[queryIndex ? Number(queryIndex.get(i)) : 0]!.push({ id: ids[i]!, similarity: 1 - (distances.get(i) as number) });
+  }
+  return hits;
+}
+
+/** Keyword hits of a full-text search's rows and their ids, in its order. */
+function keywordHits({ rows, ids }: { rows: Awaited<ReturnType<Query["toArrow"]>>; ids: string[] }): KeywordHit[] {
+  const scores = rows.getChild("_score");
+  if (!scores) return [];
+  const vectors = rows.getChild("vector");
   const hits: KeywordHit[] = [];
-  for (let i = 0; i < result.numRows; i++) {
-    hits.push({ id: ids.get(i) as string, bm25: scores.get(i) as number, vector: vectors ? (vectors.get(i)!.toArray() as Float32Array) : null });
+  for (let i = 0; i < rows.numRows; i++) {
+    hits.push({ id: ids[i]!, bm25: scores.get(i) as number, vector: vectors ? (vectors.get(i)!.toArray() as Float32Array) : null });
   }
   return hits;
 }
@@ -373,17 +388,18 @@ function keywordHits(result: Awaited<ReturnType<Query["toArrow"]>>): KeywordHit[
  * `withVectors`. Reading the vectors is a take of 2 KiB per hit from the data files: at 10k memories 40
  * hits cost 3.9 ms of LanceDB's CPU with them and 2.3 ms without.
  */
-export function bm25Searcher(table: Table, column: string) {
+export function bm25Searcher(table: Table, column: string, rowIds: LanceRowIds) {
   const search = (query: string, where: string, limit: number, withVectors: boolean) =>
-    table
-      .query()
-      // A match query, never parsed: a string in double quotes would become a phrase query, which an
-      // index without positions refuses (a 500 for any search quoting a word).
-      .fullTextSearch(new MatchQuery(query, column))
-      .where(where)
-      .select(withVectors ? ["id", "vector", "_score"] : ["id", "_score"])
-      .limit(limit)
-      .toArrow();
+    rowIds.search((byAddress) => {
+      const columns = withVectors ? ["vector", "_score"] : ["_score"];
+      const q = table
+        .query()
+        // A match query, never parsed: a string in double quotes would become a phrase query, which an
+        // index without positions refuses (a 500 for any search quoting a word).
+        .fullTextSearch(new MatchQuery(query, column))
+        .where(where);
+      return (byAddress ? q.select(columns).withRowId() : q.select(["id", ...columns])).limit(limit).toArrow();
+    });
   // While its full-text index holds no rows (a new table, until its first optimize), LanceDB 0.37 scans
   // the rows and cuts the scan at the limit before ranking: of 46 matches asked for 40, the best, scanned
   // last, was left out. Until then every match is asked for, without vectors, and ranked here. Once the
