@@ -137,4 +137,18 @@ describe("lanceRowIds", () => {
     expect(rowIds.held).toBe(10);
     expect(every.runs).toEqual({ byAddress: 1, byId: 0 });
   });
+
+  it("holds only printable ASCII ids, and names the others by taking them", async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), "agentmem-rowids-"));
+    const reader = await table();
+    await upsert(reader, [...Array.from({ length: 5 }, (_, i) => record(i)), { ...record(5), id: "mem_café" }, { ...record(6), id: "mem_tab\tbed" }]);
+    const rowIds = lanceRowIds(reader);
+    await rowIds.fill();
+    expect(rowIds.held).toBe(5);
+    const every = everyRow(reader, 10);
+    const ids = (await rowIds.search(every.search)).ids;
+    expect(ids).toEqual(await idsRead(reader, 10));
+    expect(ids).toContain("mem_café");
+    expect(every.runs).toEqual({ byAddress: 1, byId: 0 });
+  });
 });

@@ -41,35 +41,57 @@ function idAt(fragments: ReadonlyMap<number, FragmentIds>, address: bigint): str
 }
 
 /** Bytes a held row takes: its offset, where its id starts, and the id. */
-const heldBytes = (id: string) => 8 + id.length;
+const heldBytes = (idBytes: number) => 8 + idBytes;
 
-/** Collects one fragment's rows as a fill reads them (in offset order, as LanceDB scans a fragment). */
+const grown = (a: Uint32Array) => {
+  const b = new Uint32Array(2 * a.length);
+  b.set(a);
+  return b;
+};
+
+/**
+ * Collects one fragment's rows as a fill reads them, copying each id's bytes from the Arrow column (no
+ * string per row). LanceDB scans a fragment in offset order.
+ */
 class FragmentBuilder {
-  private readonly offsets: number[] = [];
-  private readonly ids: string[] = [];
+  private offsets = new Uint32Array(256);
+  private starts = new Uint32Array(256);
+  private text = Buffer.allocUnsafe(8192);
+  private rows = 0;
   private textBytes = 0;
 
-  add(offset: number, id: string): void {
-    this.offsets.push(offset);
-    this.ids.push(id);
-    this.textBytes += id.length;
+  add(offset: number, bytes: Uint8Array, from: number, to: number): void {
+    if (this.rows === this.offsets.length) {
+      this.offsets = grown(this.offsets);
+      this.starts = grown(this.starts);
+    }
+    if (this.textBytes + to - from > this.text.length) {
+      const text = Buffer.allocUnsafe(Math.max(2 * this.text.length, this.textBytes + to - from));
+      this.text.copy(text, 0, 0, this.textBytes);
+      this.text = text;
+    }
+    this.offsets[this.rows] = offset;
+    this.starts[this.rows] = this.textBytes;
+    for (let i = from; i < to; i++) this.text[this.textBytes++] = bytes[i]!;
+    this.rows++;
   }
 
-  build(): FragmentIds {
-    const order = this.offsets.map((_, i) => i);
-    if (this.offsets.some((o, i) => i > 0 && o < this.offsets[i - 1]!)) order.sort((a, b) => this.offsets[a]! - this.offsets[b]!);
-    const offsets = new Uint32Array(order.length);
-    const starts = new Uint32Array(order.length + 1);
-    const text = Buffer.allocUnsafe(this.textBytes);
-    let at = 0;
-    order.forEach((row, i) => {
-      offsets[i] = this.offsets[row]!;
-      starts[i] = at;
-      at += text.write(this.ids[row]!, at, "latin1");
-    });
-    starts[order.length] = at;
-    return { offsets, starts, text };
+  /** The fragment's ids, or undefined if they did not come in offset order (then they are taken instead). */
+  build(): FragmentIds | undefined {
+    const n = this.rows;
+    const offsets = this.offsets.slice(0, n);
+    if (!offsets.every((o, i) => i === 0 || o > offsets[i - 1]!)) return undefined;
+    const starts = new Uint32Array(n + 1);
+    starts.set(this.starts.subarray(0, n));
+    starts[n] = this.textBytes;
+    return { offsets, starts, text: Buffer.from(this.text.subarray(0, this.textBytes)) };
   }
+}
+
+/** Printable ASCII: ids are (`src/ids.ts`), and such bytes read back as the same string. */
+function printable(bytes: Uint8Array, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) if (bytes[i]! < 0x20 || bytes[i]! > 0x7e) return false;
+  return true;
 }
 
 /**
@@ -82,8 +104,8 @@ class FragmentBuilder {
  * optimize), up to `maxBytes`, and again in the background when a search had to take most of its rows
  * (another node compacted the table), at most once every `refillAfterMs`. Addresses not read (rows
  * written or compacted since) are taken from the table and kept; a search with an address the table no
- * longer has (compacted away between the search and the take) runs again reading ids. Ids are ASCII
- * (`src/ids.ts`); one that is not is never held, only taken.
+ * longer has (compacted away between the search and the take) runs again reading ids. An id that is not
+ * printable ASCII is never held, only taken.
  */
 export function lanceRowIds(table: Table, { maxBytes = defaultRowIdsBytes, refillAfterMs = 60_000 } = {}) {
   let fragments = new Map<number, FragmentIds>();
@@ -100,26 +122,39 @@ export function lanceRowIds(table: Table, { maxBytes = defaultRowIdsBytes, refil
     let bytes = 0;
     let complete = true;
     scan: for await (const batch of table.query().select(["id"]).withRowId()) {
-      const ids = batch.getChild("id")!;
-      const addresses = batch.getChild("_rowid")!.toArray() as BigUint64Array;
-      for (let i = 0; i < batch.numRows; i++) {
-        const id = ids.get(i) as string;
-        bytes += heldBytes(id);
-        if (bytes > maxBytes || !/^[\x20-\x7e]*$/.test(id)) {
-          complete = false;
-          if (bytes > maxBytes) break scan;
-          continue;
+      // Each address as two 32-bit words, little-endian: the row's offset, then its fragment.
+      const rowIds = batch.getChild("_rowid")!.toArray() as BigUint64Array;
+      const words = new Uint32Array(rowIds.buffer, rowIds.byteOffset, 2 * rowIds.length);
+      let row = 0;
+      for (const data of batch.getChild("id")!.data) {
+        const ends = data.valueOffsets as ArrayLike<number | bigint>;
+        for (let i = 0; i < data.length; i++, row++) {
+          const from = Number(ends[i]);
+          const to = Number(ends[i + 1]);
+          bytes += heldBytes(to - from);
+          if (bytes > maxBytes) {
+            complete = false;
+            break scan;
+          }
+          if (!printable(data.values, from, to)) {
+            complete = false;
+            continue;
+          }
+          const fragment = words[2 * row + 1]!;
+          let builder = builders.get(fragment);
+          if (!builder) builders.set(fragment, (builder = new FragmentBuilder()));
+          builder.add(words[2 * row]!, data.values, from, to);
         }
-        const fragment = fragmentOf(addresses[i]!);
-        let builder = builders.get(fragment);
-        if (!builder) builders.set(fragment, (builder = new FragmentBuilder()));
-        builder.add(offsetOf(addresses[i]!), id);
       }
     }
     const next = new Map<number, FragmentIds>();
     let rows = 0;
     for (const [fragment, builder] of builders) {
       const built = builder.build();
+      if (!built) {
+        complete = false;
+        continue;
+      }
       rows += built.offsets.length;
       next.set(fragment, built);
     }
