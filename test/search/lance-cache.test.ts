@@ -5,28 +5,13 @@ import { Session } from "@lancedb/lancedb";
 import { expect, it } from "vitest";
 import { hashVector } from "../../bench/lib/hashing-embedder.js";
 import { openLanceIndex } from "../../src/search/vector/lancedb-index.js";
-import type { VectorRecord } from "../../src/search/vector/vector-index.js";
+import { vectorRecord } from "../support/vector-records.js";
 
 const dims = 64;
 const words = ["deploy", "billing", "cache", "berlin", "coffee", "kafka", "review", "lunch", "oncall", "pricing", "vault", "tokyo"];
 const text = (i: number) => `${words[i % 12]} ${words[(i * 7) % 12]} ${words[(i * 5 + 3) % 12]} note ${i}`;
 
-const record = (i: number): VectorRecord => ({
-  id: `mem_${String(i).padStart(26, "0")}`,
-  content: text(i),
-  workspaceId: "ws_a",
-  containers: ["main"],
-  type: "fact",
-  tags: [],
-  severity: null,
-  confidence: 1,
-  state: "active",
-  validFrom: 0,
-  validUntil: null,
-  createdAt: i,
-  metadataTerms: [],
-  vector: hashVector(text(i), dims),
-});
+const record = (i: number) => vectorRecord(i, hashVector(text(i), dims), { content: text(i) });
 
 // LanceDB caches index data (IVF partitions, full-text postings) in a session of up to 6 GB unless given
 // one; the session given to connect(uri, options, session) was silently dropped, so no cap applied.

@@ -7,29 +7,13 @@ import { lanceSchema, toArrowTable } from "../../src/search/vector/lance-records
 import { lanceRowIds, type AddressedSearch } from "../../src/search/vector/lance-row-ids.js";
 import type { VectorRecord } from "../../src/search/vector/vector-index.js";
 import { prng } from "../../bench/lib/synthetic.js";
+import { vectorRecord } from "../support/vector-records.js";
 
 const dims = 8;
 const schema = lanceSchema(dims);
 const rand = prng(11);
 
-function record(i: number): VectorRecord {
-  return {
-    id: `mem_${String(i).padStart(26, "0")}`,
-    content: `memory ${i}`,
-    workspaceId: "ws_a",
-    containers: ["main"],
-    type: "fact",
-    tags: [],
-    severity: null,
-    confidence: 1,
-    state: "active",
-    validFrom: 0,
-    validUntil: null,
-    createdAt: i,
-    metadataTerms: [],
-    vector: Float32Array.from({ length: dims }, () => rand() - 0.5),
-  };
-}
+const record = (i: number) => vectorRecord(i, Float32Array.from({ length: dims }, () => rand() - 0.5));
 
 const upsert = (table: Table, records: VectorRecord[]) =>
   table.mergeInsert("id").whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(toArrowTable(schema, dims, records));

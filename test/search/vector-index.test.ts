@@ -18,6 +18,7 @@ import { cosine } from "../../src/search/scoring.js";
 import type { MetadataTermsOf } from "../../src/search/vector/records.js";
 import type { VectorFilter, VectorIndex, VectorRecord } from "../../src/search/vector/vector-index.js";
 import { indexedIds } from "../support/indexed-ids.js";
+import { vectorRecord } from "../support/vector-records.js";
 import { startsProcessesTimeoutMs } from "../support/test-server.js";
 import { watchedDatabase } from "../support/watched-database.js";
 import { prng } from "../../bench/lib/synthetic.js";
@@ -50,23 +51,7 @@ const day = 86_400_000;
 const t0 = Date.UTC(2025, 0, 1);
 
 function record(rand: () => number, i: number, overrides: Partial<VectorRecord> = {}): VectorRecord {
-  return {
-    id: `mem_${String(i).padStart(26, "0")}`,
-    content: `memory number ${i}`,
-    workspaceId: "ws_a",
-    containers: ["main"],
-    type: "fact",
-    tags: [],
-    severity: null,
-    confidence: 1,
-    state: "active",
-    validFrom: t0,
-    validUntil: null,
-    createdAt: t0 + i * day,
-    metadataTerms: [],
-    vector: unitVector(rand),
-    ...overrides,
-  };
+  return vectorRecord(i, unitVector(rand), { validFrom: t0, createdAt: t0 + i * day, ...overrides });
 }
 
 /** The filter semantics, written out plainly, for brute-force expectations. */

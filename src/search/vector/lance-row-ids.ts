@@ -21,13 +21,12 @@ interface FragmentIds {
   text: Buffer;
 }
 
-const fragmentOf = (address: bigint) => Number(address >> 32n);
-const offsetOf = (address: bigint) => Number(address & 0xffff_ffffn);
+/** Row addresses as pairs of 32-bit words, little-endian: each row's offset, then its fragment. */
+const addressWords = (addresses: BigUint64Array) => new Uint32Array(addresses.buffer, addresses.byteOffset, 2 * addresses.length);
 
-function idAt(fragments: ReadonlyMap<number, FragmentIds>, address: bigint): string | undefined {
-  const f = fragments.get(fragmentOf(address));
+function idAt(fragments: ReadonlyMap<number, FragmentIds>, fragment: number, offset: number): string | undefined {
+  const f = fragments.get(fragment);
   if (!f) return undefined;
-  const offset = offsetOf(address);
   let lo = 0;
   let hi = f.offsets.length - 1;
   while (lo <= hi) {
@@ -122,9 +121,7 @@ export function lanceRowIds(table: Table, { maxBytes = defaultRowIdsBytes, refil
     let bytes = 0;
     let complete = true;
     scan: for await (const batch of table.query().select(["id"]).withRowId()) {
-      // Each address as two 32-bit words, little-endian: the row's offset, then its fragment.
-      const rowIds = batch.getChild("_rowid")!.toArray() as BigUint64Array;
-      const words = new Uint32Array(rowIds.buffer, rowIds.byteOffset, 2 * rowIds.length);
+      const words = addressWords(batch.getChild("_rowid")!.toArray() as BigUint64Array);
       let row = 0;
       for (const data of batch.getChild("id")!.data) {
         const ends = data.valueOffsets as ArrayLike<number | bigint>;
@@ -172,8 +169,9 @@ export function lanceRowIds(table: Table, { maxBytes = defaultRowIdsBytes, refil
   async function idsOf(addresses: BigUint64Array): Promise<string[] | undefined> {
     const found = new Array<string>(addresses.length);
     const missing = new Set<bigint>();
+    const words = addressWords(addresses);
     for (let i = 0; i < addresses.length; i++) {
-      const id = idAt(fragments, addresses[i]!) ?? taken.get(addresses[i]!);
+      const id = idAt(fragments, words[2 * i + 1]!, words[2 * i]!) ?? (taken.size > 0 ? taken.get(addresses[i]!) : undefined);
       if (id === undefined) missing.add(addresses[i]!);
       else found[i] = id;
     }
