@@ -96,10 +96,10 @@ function printable(bytes: Uint8Array, from: number, to: number): boolean {
 /**
  * The `id` of a LanceDB table's rows by their row address (`_rowid`), so a search returns addresses and
  * does not read its rows' ids from the data files: at 100k rows that read (a take) is a fixed cost of
- * about 1 ms of LanceDB's CPU a search (vector search 5.6 → 4.5 ms, full-text 3.5 → 2.0; scratch). An
- * address names one row version for the life of a table (a fragment id is never used twice: writes,
- * updates and compaction all make new fragments), so an address read once is never wrong, and an id
- * never changes within a row's versions. The table's ids are read in full at `fill()` (open, after an
+ * about 1 ms of LanceDB's CPU a search (README, Benchmarks, session 25). An address names one row
+ * version for the life of a table (a fragment id is never used twice: writes, updates and compaction all
+ * make new fragments), so an address read once is never wrong, and an id never changes within a row's
+ * versions. The table's ids are read in full at `fill()` (open, after an
  * optimize), up to `maxBytes`, and again in the background when a search had to take most of its rows
  * (another node compacted the table), at most once every `refillAfterMs`. Addresses not read (rows
  * written or compacted since) are taken from the table and kept; a search with an address the table no
