@@ -11,10 +11,11 @@ const takenIdsBytes = 2 ** 20;
 export type AddressedSearch = (byAddress: boolean) => Promise<ArrowTable>;
 
 /**
- * The ids of one fragment's rows in three arrays, so a million rows are a few objects for the garbage
- * collector rather than millions: row offsets ascending, and each row's id as Latin-1 bytes.
+ * The ids of a run of one fragment's rows as one batch of a fill held them, in three arrays of exactly
+ * their size (a million rows are a few hundred objects for the garbage collector, and nothing is grown
+ * and copied): row offsets ascending, and each row's id as Latin-1 bytes.
  */
-interface FragmentIds {
+interface Segment {
   offsets: Uint32Array;
   /** Where row i's id starts in `text`; it ends where row i + 1's starts. */
   starts: Uint32Array;
@@ -24,73 +25,66 @@ interface FragmentIds {
 /** Row addresses as pairs of 32-bit words, little-endian: each row's offset, then its fragment. */
 const addressWords = (addresses: BigUint64Array) => new Uint32Array(addresses.buffer, addresses.byteOffset, 2 * addresses.length);
 
+/** The index of the last element of ascending `values` that is at most `value`, or -1. */
+function lastAtMost(values: ArrayLike<number>, value: number): number {
+  let lo = 0;
+  let hi = values.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    if (values[mid]! <= value) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return hi;
+}
+
+/** A fragment's segments in offset order, with the first offset of each. */
+interface FragmentIds {
+  firsts: number[];
+  segments: Segment[];
+}
+
 function idAt(fragments: ReadonlyMap<number, FragmentIds>, fragment: number, offset: number): string | undefined {
   const f = fragments.get(fragment);
   if (!f) return undefined;
-  let lo = 0;
-  let hi = f.offsets.length - 1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >>> 1;
-    const at = f.offsets[mid]!;
-    if (at === offset) return f.text.toString("latin1", f.starts[mid]!, f.starts[mid + 1]!);
-    if (at < offset) lo = mid + 1;
-    else hi = mid - 1;
-  }
-  return undefined;
-}
-
-/** Bytes a held row takes: its offset, where its id starts, and the id. */
-const heldBytes = (idBytes: number) => 8 + idBytes;
-
-const grown = (a: Uint32Array) => {
-  const b = new Uint32Array(2 * a.length);
-  b.set(a);
-  return b;
-};
-
-/**
- * Collects one fragment's rows as a fill reads them, copying each id's bytes from the Arrow column (no
- * string per row). LanceDB scans a fragment in offset order.
- */
-class FragmentBuilder {
-  private offsets = new Uint32Array(256);
-  private starts = new Uint32Array(256);
-  private text = Buffer.allocUnsafe(8192);
-  private rows = 0;
-  private textBytes = 0;
-
-  add(offset: number, bytes: Uint8Array, from: number, to: number): void {
-    if (this.rows === this.offsets.length) {
-      this.offsets = grown(this.offsets);
-      this.starts = grown(this.starts);
-    }
-    if (this.textBytes + to - from > this.text.length) {
-      const text = Buffer.allocUnsafe(Math.max(2 * this.text.length, this.textBytes + to - from));
-      this.text.copy(text, 0, 0, this.textBytes);
-      this.text = text;
-    }
-    this.offsets[this.rows] = offset;
-    this.starts[this.rows] = this.textBytes;
-    for (let i = from; i < to; i++) this.text[this.textBytes++] = bytes[i]!;
-    this.rows++;
-  }
-
-  /** The fragment's ids, or undefined if they did not come in offset order (then they are taken instead). */
-  build(): FragmentIds | undefined {
-    const n = this.rows;
-    const offsets = this.offsets.slice(0, n);
-    if (!offsets.every((o, i) => i === 0 || o > offsets[i - 1]!)) return undefined;
-    const starts = new Uint32Array(n + 1);
-    starts.set(this.starts.subarray(0, n));
-    starts[n] = this.textBytes;
-    return { offsets, starts, text: Buffer.from(this.text.subarray(0, this.textBytes)) };
-  }
+  const segment = f.segments[lastAtMost(f.firsts, offset)];
+  if (!segment) return undefined;
+  const row = lastAtMost(segment.offsets, offset);
+  if (row < 0 || segment.offsets[row] !== offset) return undefined;
+  return segment.text.toString("latin1", segment.starts[row]!, segment.starts[row + 1]!);
 }
 
 /** Printable ASCII: ids are (`src/ids.ts`), and such bytes read back as the same string. */
 function printable(bytes: Uint8Array, from: number, to: number): boolean {
   for (let i = from; i < to; i++) if (bytes[i]! < 0x20 || bytes[i]! > 0x7e) return false;
   return true;
+}
+
+/**
+ * The segment of rows [from, to) of a batch (all of one fragment), without ids that are not printable;
+ * undefined if their offsets do not ascend (LanceDB scans a fragment in offset order).
+ */
+function segmentOf(words: Uint32Array, ends: ArrayLike<number | bigint>, bytes: Uint8Array, from: number, to: number): Segment | undefined {
+  const kept: number[] = [];
+  let textBytes = 0;
+  for (let row = from; row < to; row++) {
+    if (kept.length > 0 && words[2 * row]! <= words[2 * kept[kept.length - 1]!]!) return undefined;
+    const start = Number(ends[row]);
+    const end = Number(ends[row + 1]);
+    if (!printable(bytes, start, end)) continue;
+    kept.push(row);
+    textBytes += end - start;
+  }
+  const offsets = new Uint32Array(kept.length);
+  const starts = new Uint32Array(kept.length + 1);
+  const text = Buffer.allocUnsafeSlow(textBytes);
+  let at = 0;
+  kept.forEach((row, i) => {
+    offsets[i] = words[2 * row]!;
+    starts[i] = at;
+    for (let b = Number(ends[row]); b < Number(ends[row + 1]); b++) text[at++] = bytes[b]!;
+  });
+  starts[kept.length] = at;
+  return { offsets, starts, text };
 }
 
 /**
@@ -117,47 +111,53 @@ export function lanceRowIds(table: Table, { maxBytes = defaultRowIdsBytes, refil
 
   async function readAll(): Promise<void> {
     lastFill = performance.now();
-    const builders = new Map<number, FragmentBuilder>();
-    let bytes = 0;
-    let complete = true;
-    scan: for await (const batch of table.query().select(["id"]).withRowId()) {
-      const words = addressWords(batch.getChild("_rowid")!.toArray() as BigUint64Array);
-      let row = 0;
-      for (const data of batch.getChild("id")!.data) {
-        const ends = data.valueOffsets as ArrayLike<number | bigint>;
-        for (let i = 0; i < data.length; i++, row++) {
-          const from = Number(ends[i]);
-          const to = Number(ends[i + 1]);
-          bytes += heldBytes(to - from);
-          if (bytes > maxBytes) {
-            complete = false;
-            break scan;
-          }
-          if (!printable(data.values, from, to)) {
-            complete = false;
-            continue;
-          }
-          const fragment = words[2 * row + 1]!;
-          let builder = builders.get(fragment);
-          if (!builder) builders.set(fragment, (builder = new FragmentBuilder()));
-          builder.add(words[2 * row]!, data.values, from, to);
-        }
-      }
-    }
     const next = new Map<number, FragmentIds>();
+    const unordered = new Set<number>();
+    let bytes = 0;
     let rows = 0;
-    for (const [fragment, builder] of builders) {
-      const built = builder.build();
-      if (!built) {
-        complete = false;
-        continue;
+    let complete = true;
+    let full = false;
+    for await (const batch of table.query().select(["id"]).withRowId()) {
+      const words = addressWords(batch.getChild("_rowid")!.toArray() as BigUint64Array);
+      const ids = batch.getChild("id")!.data[0]!;
+      const ends = ids.valueOffsets as ArrayLike<number | bigint>;
+      // Each run of one fragment's rows (a batch rarely spans two) becomes one segment.
+      for (let from = 0; from < batch.numRows && !full; ) {
+        const fragment = words[2 * from + 1]!;
+        let to = from + 1;
+        while (to < batch.numRows && words[2 * to + 1] === fragment) to++;
+        // A row takes its offset, where its id starts, and its id; the first past maxBytes ends the fill.
+        let fits = from;
+        for (; fits < to; fits++) {
+          const rowBytes = 8 + Number(ends[fits + 1]) - Number(ends[fits]);
+          if (bytes + rowBytes > maxBytes) {
+            full = true;
+            break;
+          }
+          bytes += rowBytes;
+        }
+        const segment = segmentOf(words, ends, ids.values, from, fits);
+        const f = next.get(fragment) ?? { firsts: [], segments: [] };
+        next.set(fragment, f);
+        const last = f.segments.at(-1)?.offsets.at(-1);
+        if (!segment || (last !== undefined && segment.offsets[0]! <= last)) unordered.add(fragment);
+        else if (segment.offsets.length > 0) {
+          f.firsts.push(segment.offsets[0]!);
+          f.segments.push(segment);
+          rows += segment.offsets.length;
+        }
+        if (!segment || segment.offsets.length < fits - from) complete = false;
+        from = to;
       }
-      rows += built.offsets.length;
-      next.set(fragment, built);
+      if (full) break;
+    }
+    for (const fragment of unordered) {
+      rows -= next.get(fragment)!.segments.reduce((n, segment) => n + segment.offsets.length, 0);
+      next.delete(fragment);
     }
     fragments = next;
     held = rows;
-    holdsAll = complete;
+    holdsAll = complete && !full && unordered.size === 0;
   }
 
   function fill(): Promise<void> {
