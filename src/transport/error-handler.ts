@@ -26,13 +26,10 @@ export function restErrorHandling(app: FastifyInstance): void {
     if (allowed.length > 0) {
       logFieldsOf(req).errorCode = "method_not_allowed";
       const allow = allowed.join(", ");
-      return reply
-        .code(405)
-        .header("allow", allow)
-        .send({ error: { code: "method_not_allowed", message: `${path} answers ${allow}, not ${req.method}`, details: { method: req.method, allow } } });
+      return sendError(reply.header("allow", allow), { code: "method_not_allowed", message: `${path} answers ${allow}, not ${req.method}`, details: { method: req.method, allow } });
     }
     logFieldsOf(req).errorCode = "not_found";
-    return reply.code(404).send({ error: { code: "not_found", message: `no route ${req.method} ${path}`, details: {} } });
+    return sendError(reply, { code: "not_found", message: `no route ${req.method} ${path}`, details: {} });
   });
 }
 

@@ -93,9 +93,9 @@ function segmentOf(words: Uint32Array, ends: ArrayLike<number | bigint>, bytes: 
  * about 1 ms of LanceDB's CPU a search (README, Benchmarks, session 25). An address names one row
  * version for the life of a table (a fragment id is never used twice: writes, updates and compaction all
  * make new fragments), so an address read once is never wrong, and an id never changes within a row's
- * versions. The table's ids are read in full at `fill()` (open, after an
- * optimize), up to `maxBytes`, and again in the background when a search had to take most of its rows
- * (another node compacted the table), at most once every `refillAfterMs`. Addresses not read (rows
+ * versions. The table's ids are read in full at `fill()` (open, after an optimize), up to `maxBytes`,
+ * and again in the background when a search had to take most of its rows (another node compacted the
+ * table), at most once every `refillAfterMs`. Addresses not read (rows
  * written or compacted since) are taken from the table and kept; a search with an address the table no
  * longer has (compacted away between the search and the take) runs again reading ids. An id that is not
  * printable ASCII is never held, only taken.
@@ -107,15 +107,14 @@ export function lanceRowIds(table: Table, { maxBytes = defaultRowIdsBytes, refil
   let lastFill = -Infinity;
   // Whether the last fill held every row: a table larger than maxBytes is left to the takes.
   let holdsAll = false;
-  let held = 0;
 
   async function readAll(): Promise<void> {
     lastFill = performance.now();
     const next = new Map<number, FragmentIds>();
     const unordered = new Set<number>();
     let bytes = 0;
-    let rows = 0;
-    let complete = true;
+    // False once an id was left out for not being printable.
+    let printableOnly = true;
     let full = false;
     for await (const batch of table.query().select(["id"]).withRowId()) {
       const words = addressWords(batch.getChild("_rowid")!.toArray() as BigUint64Array);
@@ -141,23 +140,20 @@ export function lanceRowIds(table: Table, { maxBytes = defaultRowIdsBytes, refil
         next.set(fragment, f);
         const last = f.segments.at(-1)?.offsets.at(-1);
         if (!segment || (last !== undefined && segment.offsets[0]! <= last)) unordered.add(fragment);
-        else if (segment.offsets.length > 0) {
-          f.firsts.push(segment.offsets[0]!);
-          f.segments.push(segment);
-          rows += segment.offsets.length;
+        else {
+          if (segment.offsets.length < fits - from) printableOnly = false;
+          if (segment.offsets.length > 0) {
+            f.firsts.push(segment.offsets[0]!);
+            f.segments.push(segment);
+          }
         }
-        if (!segment || segment.offsets.length < fits - from) complete = false;
         from = to;
       }
       if (full) break;
     }
-    for (const fragment of unordered) {
-      rows -= next.get(fragment)!.segments.reduce((n, segment) => n + segment.offsets.length, 0);
-      next.delete(fragment);
-    }
+    for (const fragment of unordered) next.delete(fragment);
     fragments = next;
-    held = rows;
-    holdsAll = complete && !full && unordered.size === 0;
+    holdsAll = printableOnly && !full && unordered.size === 0;
   }
 
   function fill(): Promise<void> {
@@ -199,7 +195,9 @@ export function lanceRowIds(table: Table, { maxBytes = defaultRowIdsBytes, refil
     fill,
     /** Rows whose ids the last fill read. */
     get held() {
-      return held;
+      let rows = 0;
+      for (const f of fragments.values()) for (const segment of f.segments) rows += segment.offsets.length;
+      return rows;
     },
     /**
      * Runs `search` for row addresses (`withRowId()`, no `id` column) and returns its rows with their ids;
