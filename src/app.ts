@@ -61,6 +61,7 @@ import { clientErrorHandler, frameworkErrorHandler, restErrorHandling } from "./
 import { jsonBodies } from "./transport/rest/json-bodies.js";
 import { onePortServer } from "./transport/one-port.js";
 import { restRoutes } from "./transport/rest/rest-routes.js";
+import { callsInFlight } from "./transport/calls-in-flight.js";
 import { bindService, clientAddressKey, type ServiceBinding } from "./transport/service-binding.js";
 import { requestHeaders } from "./transport/headers.js";
 import { mcpRoutes } from "./transport/mcp/mcp-routes.js";
@@ -164,7 +165,8 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     const skillIndexer = createSkillIndexer(db, skillIndex, embedder, fastify.log, () => maintainer?.holds() ?? false);
     const traces = createTraceStore(db, fastify.log);
     const usage = usageMeter(db, config.plans);
-    const guard = { auth, log: fastify.log, admission };
+    const calls = callsInFlight();
+    const guard = { auth, log: fastify.log, admission, calls };
     const embedQuery = cachedQueryEmbedder(model, config.EMBEDDING_CACHE_BYTES);
     const recall = recallService({
       db,
@@ -323,11 +325,13 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
         readiness.shutdown();
         clearInterval(purge);
         clearInterval(maintenance);
-        // Storage closes only after everything that uses it has stopped: requests, the token backfill, the
-        // indexer (and its reconciliation), the lease and pending traces; the vector index then waits for its searches.
+        // Storage closes only after everything that uses it has stopped: requests, calls whose client has
+        // gone, the token backfill, the indexer (and its reconciliation), the lease and pending traces; the
+        // vector index then waits for its searches.
         // Every step runs even if one before it failed (e.g. a database that is already gone).
         const steps: Array<() => Promise<unknown> | undefined> = [
           () => fastify.close(),
+          () => calls.settled(),
           () => backfill,
           () => indexer.stop(),
           () => skillIndexer.stop(),

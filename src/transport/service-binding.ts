@@ -8,6 +8,7 @@ import { ConnectError, createContextKey } from "@connectrpc/connect";
 import { withHeaders, type Admission, type Admitted } from "../usage/admission.js";
 import { noteCaller, noteError, requestLogKey } from "../observability/request-log.js";
 import { withProtoEnumNames } from "./enum-messages.js";
+import type { CallsInFlight } from "./calls-in-flight.js";
 import { assertStorableStrings } from "./storable-strings.js";
 
 /** A service implementation with the policy every transport applies to its calls. */
@@ -24,6 +25,7 @@ export interface GuardOptions {
   role: Principal["role"];
   log: FastifyBaseLogger;
   admission: Admission;
+  calls: CallsInFlight;
 }
 
 /** Transports whose HTTP requests the rate-limit hook (rate-limit-hook.ts) admits before any RPC runs. */
@@ -44,42 +46,45 @@ export const clientAddressKey = createContextKey<string>("unknown", { descriptio
 export function bindService<S extends DescService>(service: S, impl: ServiceImpl<S>, opts: GuardOptions): ServiceBinding {
   const guarded: Record<string, UnaryFn> = {};
   for (const [name, fn] of Object.entries(impl as Record<string, UnaryFn>)) {
-    guarded[name] = async (req, ctx) => {
-      const authenticated = await opts.auth.authenticate(ctx.requestHeader).then(
-        (principal) => ({ principal, error: undefined }),
-        (error: unknown) => ({ principal: undefined, error }),
-      );
-      const logFields = ctx.values.get(requestLogKey);
-      if (authenticated.principal) noteCaller(logFields, authenticated.principal);
-      let admitted: Admitted | undefined;
-      if (!admittedPerHttpRequest.has(ctx.protocolName)) {
-        admitted = await opts.admission.admit(authenticated.principal, ctx.values.get(clientAddressKey)).catch((err: unknown) => {
-          noteError(logFields, err);
-          throw err;
-        });
-        for (const [header, value] of admitted.headers) ctx.responseHeader.set(header, value);
-      }
-      try {
-        if (!authenticated.principal) throw authenticated.error;
-        const principal = authenticated.principal;
-        if (principal.role !== opts.role) {
-          throw apiError("forbidden", `${principal.role} keys cannot call ${service.typeName}`);
-        }
-        ctx.values.set(principalKey, principal);
-        assertStorableStrings(ctx.method.input, req as object);
-        return await fn(req, ctx);
-      } catch (err) {
-        noteError(logFields, err);
-        if (err instanceof ConnectError) {
-          const named = restEnumSpelling.has(ctx.protocolName) ? err : withProtoEnumNames(err, ctx.method.input);
-          throw withHeaders(named, admitted?.headers ?? []);
-        }
-        opts.log.error({ err, rpc: `${service.typeName}/${ctx.method.name}` }, "unexpected failure");
-        throw withHeaders(apiError("server_error", "internal server error"), admitted?.headers ?? []);
-      } finally {
-        admitted?.release();
-      }
-    };
+    guarded[name] = (req, ctx) => opts.calls.track(() => guardedCall(fn, req, ctx));
   }
   return { service, impl: guarded as ServiceImpl<DescService> };
+
+  /** One call under that policy. */
+  async function guardedCall(fn: UnaryFn, req: unknown, ctx: HandlerContext): Promise<unknown> {
+    const authenticated = await opts.auth.authenticate(ctx.requestHeader).then(
+      (principal) => ({ principal, error: undefined }),
+      (error: unknown) => ({ principal: undefined, error }),
+    );
+    const logFields = ctx.values.get(requestLogKey);
+    if (authenticated.principal) noteCaller(logFields, authenticated.principal);
+    let admitted: Admitted | undefined;
+    if (!admittedPerHttpRequest.has(ctx.protocolName)) {
+      admitted = await opts.admission.admit(authenticated.principal, ctx.values.get(clientAddressKey)).catch((err: unknown) => {
+        noteError(logFields, err);
+        throw err;
+      });
+      for (const [header, value] of admitted.headers) ctx.responseHeader.set(header, value);
+    }
+    try {
+      if (!authenticated.principal) throw authenticated.error;
+      const principal = authenticated.principal;
+      if (principal.role !== opts.role) {
+        throw apiError("forbidden", `${principal.role} keys cannot call ${service.typeName}`);
+      }
+      ctx.values.set(principalKey, principal);
+      assertStorableStrings(ctx.method.input, req as object);
+      return await fn(req, ctx);
+    } catch (err) {
+      noteError(logFields, err);
+      if (err instanceof ConnectError) {
+        const named = restEnumSpelling.has(ctx.protocolName) ? err : withProtoEnumNames(err, ctx.method.input);
+        throw withHeaders(named, admitted?.headers ?? []);
+      }
+      opts.log.error({ err, rpc: `${service.typeName}/${ctx.method.name}` }, "unexpected failure");
+      throw withHeaders(apiError("server_error", "internal server error"), admitted?.headers ?? []);
+    } finally {
+      admitted?.release();
+    }
+  }
 }
