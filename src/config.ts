@@ -104,6 +104,11 @@ const envSchema = z.object({
   LANCEDB_INDEX_CACHE_BYTES: z.coerce.number().int().min(0).default(384 * 1024 * 1024),
   /** LanceDB's cache of file metadata and schemas; LanceDB's own default is 1 GB. */
   LANCEDB_METADATA_CACHE_BYTES: z.coerce.number().int().min(0).default(64 * 1024 * 1024),
+  /**
+   * 8-bit copies of a collection's vectors, held while the whole table fits (512 dimensions: about 130,000
+   * rows), so hybrid search reads no vectors from LanceDB; 0 holds none.
+   */
+  LANCEDB_HELD_VECTORS_BYTES: z.coerce.number().int().min(0).default(64 * 1024 * 1024),
 
   /** A JSON file of plans ({"name": {memoriesStored, recallsPerMonth, costUnitsPerMonth, rate, keyRateOverrides}}). */
   PLANS_FILE: z.string().min(1).optional(),

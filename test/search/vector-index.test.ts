@@ -461,7 +461,8 @@ describe("LanceDB keyword search", () => {
       // Stemmed: "deploys failing" matches "deploy failed".
       expect(r.content).toMatch(/kubernetes deploy failed/);
       expect(h.bm25).toBeGreaterThan(0);
-      expect(cosine(h.vector!, r.vector)).toBeCloseTo(1, 5);
+      // The handle's 8-bit copy of the vector (the table's all fit LANCEDB_HELD_VECTORS_BYTES).
+      expect(cosine(h.vector!, r.vector)).toBeGreaterThan(0.999);
     }
     expect(hits.map((h) => h.bm25)).toEqual([...hits.map((h) => h.bm25)].sort((a, b) => b - a));
     // Asked without vectors: the same hits and scores, no vectors read.

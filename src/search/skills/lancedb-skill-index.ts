@@ -7,7 +7,7 @@ import { serialQueue } from "../vector/serial.js";
 import { lanceIndexWork } from "../vector/lance-scratch.js";
 import { connectLance, type LanceConnectionOptions } from "../vector/lance-session.js";
 import { annSearch, bm25Searcher, defaultAnnPolicy, ensureAnnIndex, ensureFullTextIndex, vectorHits, versionRetentionMs } from "../vector/lancedb-index.js";
-import { lanceRowIds } from "../vector/lance-row-ids.js";
+import { lanceRowCache } from "../vector/lance-row-cache.js";
 import { retryConflicts } from "../vector/lance-retry.js";
 import { skillFilterMatchesNothing, type SkillVectorFilter, type SkillVectorIndex, type SkillVectorRecord } from "./skill-vector-index.js";
 
@@ -100,9 +100,9 @@ export async function openLanceSkillIndex(options: LanceConnectionOptions & { di
   await addMarketplaceColumn(table);
   // BM25 over keywordText; rows written since the last optimize() are scanned.
   await ensureFullTextIndex(table, "text");
-  const rowIds = lanceRowIds(table);
-  await rowIds.fill();
-  const bm25 = bm25Searcher(table, "text", rowIds);
+  const rowCache = lanceRowCache(table, { dimensions, maxVectorBytes: options.heldVectorsBytes });
+  await rowCache.fill();
+  const bm25 = bm25Searcher(table, "text", rowCache);
   const write = serialQueue();
   const ann = await annSearch(table);
 
@@ -127,7 +127,7 @@ export async function openLanceSkillIndex(options: LanceConnectionOptions & { di
       if (k <= 0 || skillFilterMatchesNothing(filter)) return [];
       const where = skillLanceFilter(filter);
       const [hits] = await ann.nearestThenExact([vector], k, where, ([v], exhaustive) =>
-        vectorHits(rowIds, 1, k, () => ann.configure(table.vectorSearch(v!).distanceType("cosine").where(where), exhaustive)),
+        vectorHits(rowCache, 1, k, () => ann.configure(table.vectorSearch(v!).distanceType("cosine").where(where), exhaustive)),
       );
       return hits!;
     },
@@ -148,7 +148,7 @@ export async function openLanceSkillIndex(options: LanceConnectionOptions & { di
         await ensureAnnIndex(table, rows, dimensions, defaultAnnPolicy);
         await ann.refresh();
         // Compaction moved rows to new addresses.
-        await rowIds.fill();
+        await rowCache.fill();
       })),
 
     eachIdPage: (size, fn) => eachLanceIdPage(table, size, fn),

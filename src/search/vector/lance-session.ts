@@ -38,6 +38,8 @@ export interface LanceConnectionOptions {
   readConsistencySeconds?: number;
   /** The caches this connection shares; LanceDB's own default is 6 GB + 1 GB per connection. */
   session?: Session;
+  /** Bytes of its table's vectors a collection holds in 8 bits, if they all fit (see lanceRowCache). */
+  heldVectorsBytes?: number;
 }
 
 /**

@@ -5,7 +5,7 @@ import { idIn, lanceFilter } from "./lance-filter.js";
 import { eachLanceIdPage, lanceHolding } from "./lance-ids.js";
 import { lanceSchema, metadataTermsColumn, metadataTermsTable, toArrowTable } from "./lance-records.js";
 import { isRetryableConflict, retryConflicts, type RetryPolicy } from "./lance-retry.js";
-import { lanceRowIds, type LanceRowIds } from "./lance-row-ids.js";
+import { lanceRowCache, type LanceRowCache } from "./lance-row-cache.js";
 import { lanceIndexWork } from "./lance-scratch.js";
 import { connectLance, type LanceConnectionOptions } from "./lance-session.js";
 import { backfillMetadataTerms, checkDimensions, lastPerId, matchesNothing, type MetadataTermsOf } from "./records.js";
@@ -245,9 +245,9 @@ export async function openLanceIndex(options: LanceIndexOptions): Promise<Vector
   // The backfill rewrites rows into fragments the vector and full-text indexes do not cover yet.
   const write = serialQueue();
   if ((await addMetadataTerms(table, options.metadataTermsOf)) > 0) await optimizeTable(table, dimensions, annPolicy, write);
-  const rowIds = lanceRowIds(table);
-  await rowIds.fill();
-  const bm25 = bm25Searcher(table, "content", rowIds);
+  const rowCache = lanceRowCache(table, { dimensions, maxVectorBytes: options.heldVectorsBytes });
+  await rowCache.fill();
+  const bm25 = bm25Searcher(table, "content", rowCache);
   const maintain = serialQueue();
   const gate = inFlightGate("the LanceDB vector index");
   const ann = await annSearch(table, options.annRefreshMs);
@@ -260,7 +260,7 @@ export async function openLanceIndex(options: LanceIndexOptions): Promise<Vector
 
   /** One scan for several query vectors. */
   function scan(vectors: readonly Float32Array[], where: string, k: number, exhaustive: boolean): Promise<VectorHit[][]> {
-    return vectorHits(rowIds, vectors.length, k, () => {
+    return vectorHits(rowCache, vectors.length, k, () => {
       let query = table.vectorSearch(vectors[0]!);
       for (const v of vectors.slice(1)) query = query.addQueryVector(v);
       return ann.configure(query.distanceType("cosine").where(where), exhaustive);
@@ -324,7 +324,7 @@ export async function openLanceIndex(options: LanceIndexOptions): Promise<Vector
           await optimizeTable(table, dimensions, annPolicy, write);
           await ann.refresh();
           // Compaction moved rows to new addresses.
-          await rowIds.fill();
+          await rowCache.fill();
         }),
       ),
 
@@ -353,10 +353,10 @@ const fullTextIndexName = (column: string) => `${column}_fts_${lanceAnalyser.ver
 
 /**
  * The hits of a vector search of `queries` query vectors (each result row names its vector in
- * `query_index`), read by row address (see lanceRowIds).
+ * `query_index`), read by row address (see lanceRowCache).
  */
-export async function vectorHits(rowIds: LanceRowIds, queries: number, k: number, query: () => VectorQuery): Promise<VectorHit[][]> {
-  const { rows, ids } = await rowIds.search((byAddress) => {
+export async function vectorHits(rowCache: LanceRowCache, queries: number, k: number, query: () => VectorQuery): Promise<VectorHit[][]> {
+  const { rows, ids } = await rowCache.search((byAddress) => {
     const q = query();
     return (byAddress ? q.select(["_distance"]).withRowId() : q.select(["id", "_distance"])).limit(k).toArrow();
   });
@@ -371,27 +371,25 @@ export async function vectorHits(rowIds: LanceRowIds, queries: number, k: number
   return hits;
 }
 
-/** Keyword hits of a full-text search's rows and their ids, in its order. */
-function keywordHits({ rows, ids }: { rows: Awaited<ReturnType<Query["toArrow"]>>; ids: string[] }): KeywordHit[] {
+/** Keyword hits of a full-text search's rows, with their ids and (when asked) vectors, in its order. */
+function keywordHits({ rows, ids, vectors }: { rows: Awaited<ReturnType<Query["toArrow"]>>; ids: string[]; vectors: Float32Array[] | null }): KeywordHit[] {
   const scores = rows.getChild("_score");
   if (!scores) return [];
-  const vectors = rows.getChild("vector");
   const hits: KeywordHit[] = [];
-  for (let i = 0; i < rows.numRows; i++) {
-    hits.push({ id: ids[i]!, bm25: scores.get(i) as number, vector: vectors ? (vectors.get(i)!.toArray() as Float32Array) : null });
-  }
+  for (let i = 0; i < rows.numRows; i++) hits.push({ id: ids[i]!, bm25: scores.get(i) as number, vector: vectors?.[i] ?? null });
   return hits;
 }
 
 /**
  * BM25 search of `column`: the matches of a query's words, best first, each with its stored vector if
- * `withVectors`. Reading the vectors is a take of 2 KiB per hit from the data files: at 10k memories 40
- * hits cost 3.9 ms of LanceDB's CPU with them and 2.3 ms without.
+ * `withVectors`. Reading the vectors is a take of 2 KiB per hit from the data files (at 10k memories 40
+ * hits cost 3.9 ms of LanceDB's CPU with them and 2.3 ms without), so they come from the row cache's
+ * 8-bit copies while it holds the table's (see lanceRowCache).
  */
-export function bm25Searcher(table: Table, column: string, rowIds: LanceRowIds) {
+export function bm25Searcher(table: Table, column: string, rowCache: LanceRowCache) {
   const search = (query: string, where: string, limit: number, withVectors: boolean) =>
-    rowIds.search((byAddress) => {
-      const columns = withVectors ? ["vector", "_score"] : ["_score"];
+    rowCache.search((byAddress, readVectors) => {
+      const columns = readVectors ? ["vector", "_score"] : ["_score"];
       const q = table
         .query()
         // A match query, never parsed: a string in double quotes would become a phrase query, which an
@@ -399,7 +397,7 @@ export function bm25Searcher(table: Table, column: string, rowIds: LanceRowIds) 
         .fullTextSearch(new MatchQuery(query, column))
         .where(where);
       return (byAddress ? q.select(columns).withRowId() : q.select(["id", ...columns])).limit(limit).toArrow();
-    });
+    }, withVectors);
   // While its full-text index holds no rows (a new table, until its first optimize), LanceDB 0.37 scans
   // the rows and cuts the scan at the limit before ranking: of 46 matches asked for 40, the best, scanned
   // last, was left out. Until then every match is asked for, without vectors, and ranked here. Once the

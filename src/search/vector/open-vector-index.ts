@@ -15,7 +15,7 @@ export const ephemeralLocation = "ephemeral";
 type LanceConfig = Pick<Config, "LANCEDB_URI" | "DATA_DIR">;
 export type IndexConfig = Pick<
   Config,
-  "VECTOR_BACKEND" | "LANCEDB_URI" | "DATA_DIR" | "LANCEDB_READ_CONSISTENCY_MS" | "LANCEDB_INDEX_CACHE_BYTES" | "LANCEDB_METADATA_CACHE_BYTES"
+  "VECTOR_BACKEND" | "LANCEDB_URI" | "DATA_DIR" | "LANCEDB_READ_CONSISTENCY_MS" | "LANCEDB_INDEX_CACHE_BYTES" | "LANCEDB_METADATA_CACHE_BYTES" | "LANCEDB_HELD_VECTORS_BYTES"
 >;
 
 /**
@@ -51,11 +51,11 @@ export async function openAtLanceLocation<T extends { close(): Promise<void> }>(
 ): Promise<T> {
   const { lanceSession } = await import("./lance-session.js");
   const session = lanceSession({ index: config.LANCEDB_INDEX_CACHE_BYTES, metadata: config.LANCEDB_METADATA_CACHE_BYTES });
-  const readConsistencySeconds = readConsistencyMsOf(config) / 1000;
+  const options = { readConsistencySeconds: readConsistencyMsOf(config) / 1000, session, heldVectorsBytes: config.LANCEDB_HELD_VECTORS_BYTES };
   const location = lanceLocationOf(config);
-  if (location !== ephemeralLocation) return open({ uri: location, readConsistencySeconds, session });
+  if (location !== ephemeralLocation) return open({ uri: location, ...options });
   const scratch = await mkdtemp(path.join(os.tmpdir(), scratchPrefix));
-  const index = await open({ uri: scratch, readConsistencySeconds, session });
+  const index = await open({ uri: scratch, ...options });
   return {
     ...index,
     async close() {

@@ -1,0 +1,315 @@
+import type { Table } from "@lancedb/lancedb";
+import type { Table as ArrowTable, Vector } from "apache-arrow";
+import { ByteLru, entryOverheadBytes, stringBytes } from "../../embeddings/lru.js";
+import { decodeVector, encodeVector } from "./vector-codes.js";
+
+/** Bytes of ids a collection's handle holds from its last full read: about 1.7 million 30-character ids. */
+export const defaultRowIdsBytes = 64 * 2 ** 20;
+/** Bytes of 8-bit vectors it holds besides, if the whole table fits: 512 dimensions, about 130,000 rows. */
+export const defaultHeldVectorsBytes = 64 * 2 ** 20;
+/** Bytes of ids, and of vectors, taken since (rows written or moved after that read), least recently used out. */
+const takenBytes = 2 ** 20;
+
+/**
+ * A search run for row addresses (`_rowid`, no `id` column) when `byAddress`, and reading the `vector`
+ * column when `readVectors`.
+ */
+export type AddressedSearch = (byAddress: boolean, readVectors: boolean) => Promise<ArrowTable>;
+
+/**
+ * A run of one fragment's rows as one batch of a fill held them, in arrays of exactly their size (a
+ * million rows are a few hundred objects for the garbage collector, and nothing is grown and copied):
+ * row offsets ascending, each row's id as Latin-1 bytes and, when the fill read vectors, each row's
+ * vector in 8 bits.
+ */
+interface Segment {
+  offsets: Uint32Array;
+  /** Where row i's id starts in `text`; it ends where row i + 1's starts. */
+  starts: Uint32Array;
+  text: Buffer;
+  /** Row i's vector is `dimensions` codes from i * dimensions, times scales[i]. */
+  codes?: Int8Array;
+  scales?: Float32Array;
+}
+
+/** Row addresses as pairs of 32-bit words, little-endian: each row's offset, then its fragment. */
+const addressWords = (addresses: BigUint64Array) => new Uint32Array(addresses.buffer, addresses.byteOffset, 2 * addresses.length);
+
+/** The index of the last element of ascending `values` that is at most `value`, or -1. */
+function lastAtMost(values: ArrayLike<number>, value: number): number {
+  let lo = 0;
+  let hi = values.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    if (values[mid]! <= value) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return hi;
+}
+
+/** A fragment's segments in offset order, with the first offset of each. */
+interface FragmentRows {
+  firsts: number[];
+  segments: Segment[];
+}
+
+/** Where a fill held the row at (fragment, offset), if it did. */
+function heldRow(fragments: ReadonlyMap<number, FragmentRows>, fragment: number, offset: number): { segment: Segment; row: number } | undefined {
+  const f = fragments.get(fragment);
+  if (!f) return undefined;
+  const segment = f.segments[lastAtMost(f.firsts, offset)];
+  if (!segment) return undefined;
+  const row = lastAtMost(segment.offsets, offset);
+  return row >= 0 && segment.offsets[row] === offset ? { segment, row } : undefined;
+}
+
+/** Printable ASCII: ids are (`src/ids.ts`), and such bytes read back as the same string. */
+function printable(bytes: Uint8Array, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) if (bytes[i]! < 0x20 || bytes[i]! > 0x7e) return false;
+  return true;
+}
+
+/** A batch's vectors: row r's `dimensions` values start at `at + r * dimensions` of `values`. */
+interface BatchVectors {
+  values: Float32Array;
+  at: number;
+  dimensions: number;
+}
+
+/** The float32 values under one batch's fixed-size-list vector column (a slice's child is sliced with it). */
+function batchVectors(column: Vector, dimensions: number): BatchVectors {
+  const child = column.data[0]!.children[0]!;
+  return { values: child.values as Float32Array, at: child.offset, dimensions };
+}
+
+/**
+ * The segment of rows [from, to) of a batch (all of one fragment), without ids that are not printable;
+ * undefined if their offsets do not ascend (LanceDB scans a fragment in offset order).
+ */
+function segmentOf(words: Uint32Array, ends: ArrayLike<number | bigint>, bytes: Uint8Array, from: number, to: number, vectors?: BatchVectors): Segment | undefined {
+  const kept: number[] = [];
+  let textBytes = 0;
+  for (let row = from; row < to; row++) {
+    if (kept.length > 0 && words[2 * row]! <= words[2 * kept[kept.length - 1]!]!) return undefined;
+    const start = Number(ends[row]);
+    const end = Number(ends[row + 1]);
+    if (!printable(bytes, start, end)) continue;
+    kept.push(row);
+    textBytes += end - start;
+  }
+  const offsets = new Uint32Array(kept.length);
+  const starts = new Uint32Array(kept.length + 1);
+  const text = Buffer.allocUnsafeSlow(textBytes);
+  const codes = vectors ? new Int8Array(kept.length * vectors.dimensions) : undefined;
+  const scales = vectors ? new Float32Array(kept.length) : undefined;
+  let at = 0;
+  kept.forEach((row, i) => {
+    offsets[i] = words[2 * row]!;
+    starts[i] = at;
+    for (let b = Number(ends[row]); b < Number(ends[row + 1]); b++) text[at++] = bytes[b]!;
+    if (vectors) scales![i] = encodeVector(vectors.values, vectors.at + row * vectors.dimensions, vectors.dimensions, codes!, i * vectors.dimensions);
+  });
+  starts[kept.length] = at;
+  return { offsets, starts, text, ...(vectors ? { codes, scales } : {}) };
+}
+
+export interface LanceRowCacheOptions {
+  /** The `vector` column's dimensions: without them no vectors are held. */
+  dimensions?: number;
+  maxIdBytes?: number;
+  /** Vectors are held only when every row's fit: rows × (dimensions + 4) bytes. */
+  maxVectorBytes?: number;
+  refillAfterMs?: number;
+}
+
+/**
+ * The `id` of a LanceDB table's rows by their row address (`_rowid`), so a search returns addresses and
+ * does not read its rows' ids from the data files: at 100k rows that read (a take) is a fixed cost of
+ * about 1 ms of LanceDB's CPU a search (README, Benchmarks, session 25). While the table is small enough,
+ * their vectors too, in 8 bits, so a full-text search whose hits' vectors are wanted (hybrid recall scores
+ * keyword-only hits by cosine) need not read them (another take: at 100k, 1 ms of LanceDB's CPU a hybrid
+ * recall, session 26). An address names one row version for the life of a table (a fragment id is never
+ * used twice: writes, updates and compaction all make new fragments), so an address read once is never
+ * wrong, and an id never changes within a row's versions. The table's ids (and vectors) are read in full
+ * at `fill()` (open, after an optimize), up to `maxIdBytes`, and again in the background when a search had
+ * to take most of its rows (another node compacted the table), at most once every `refillAfterMs`.
+ * Addresses not read (rows written or compacted since) are taken from the table and kept; a search with
+ * an address the table no longer has (compacted away between the search and the take) runs again
+ * reading ids (and vectors). An id that is not printable ASCII is never held, only taken.
+ */
+export function lanceRowCache(
+  table: Table,
+  { dimensions, maxIdBytes = defaultRowIdsBytes, maxVectorBytes = defaultHeldVectorsBytes, refillAfterMs = 60_000 }: LanceRowCacheOptions = {},
+) {
+  let fragments = new Map<number, FragmentRows>();
+  const takenIds = new ByteLru<bigint, string>(takenBytes, (_, id) => entryOverheadBytes + stringBytes(id));
+  const takenVectors = new ByteLru<bigint, Float32Array>(takenBytes, (_, v) => entryOverheadBytes + v.byteLength);
+  let filling: Promise<void> | undefined;
+  let lastFill = -Infinity;
+  // Whether the last fill held every row: a table larger than maxIdBytes is left to the takes.
+  let holdsAll = false;
+  // Whether it held their vectors too.
+  let holdsVectors = false;
+
+  async function readAll(): Promise<void> {
+    lastFill = performance.now();
+    const withVectors = dimensions !== undefined && (await table.countRows()) * (dimensions + 4) <= maxVectorBytes;
+    const next = new Map<number, FragmentRows>();
+    const unordered = new Set<number>();
+    let bytes = 0;
+    let rows = 0;
+    // False once an id was left out for not being printable.
+    let printableOnly = true;
+    let full = false;
+    for await (const batch of table.query().select(withVectors ? ["id", "vector"] : ["id"]).withRowId()) {
+      const words = addressWords(batch.getChild("_rowid")!.toArray() as BigUint64Array);
+      const ids = batch.getChild("id")!.data[0]!;
+      const ends = ids.valueOffsets as ArrayLike<number | bigint>;
+      const vectors = withVectors ? batchVectors(batch.getChild("vector")!, dimensions) : undefined;
+      // Each run of one fragment's rows (a batch rarely spans two) becomes one segment.
+      for (let from = 0; from < batch.numRows && !full; ) {
+        const fragment = words[2 * from + 1]!;
+        let to = from + 1;
+        while (to < batch.numRows && words[2 * to + 1] === fragment) to++;
+        // A row takes its offset, where its id starts, and its id; the first past maxIdBytes ends the fill.
+        let fits = from;
+        for (; fits < to; fits++) {
+          const rowBytes = 8 + Number(ends[fits + 1]) - Number(ends[fits]);
+          if (bytes + rowBytes > maxIdBytes) {
+            full = true;
+            break;
+          }
+          bytes += rowBytes;
+        }
+        const segment = segmentOf(words, ends, ids.values, from, fits, vectors);
+        const f = next.get(fragment) ?? { firsts: [], segments: [] };
+        next.set(fragment, f);
+        const last = f.segments.at(-1)?.offsets.at(-1);
+        if (!segment || (last !== undefined && segment.offsets[0]! <= last)) unordered.add(fragment);
+        else {
+          if (segment.offsets.length < fits - from) printableOnly = false;
+          if (segment.offsets.length > 0) {
+            f.firsts.push(segment.offsets[0]!);
+            f.segments.push(segment);
+            rows += segment.offsets.length;
+          }
+        }
+        from = to;
+      }
+      if (full) break;
+    }
+    for (const fragment of unordered) next.delete(fragment);
+    fragments = next;
+    holdsAll = printableOnly && !full && unordered.size === 0;
+    // Rows written between the count and the scan may have taken the vectors past their cap.
+    holdsVectors = withVectors && holdsAll && rows * (dimensions + 4) <= maxVectorBytes;
+    if (withVectors && !holdsVectors) {
+      for (const f of fragments.values()) {
+        for (const segment of f.segments) {
+          delete segment.codes;
+          delete segment.scales;
+        }
+      }
+    }
+  }
+
+  function fill(): Promise<void> {
+    filling ??= readAll().finally(() => (filling = undefined));
+    return filling;
+  }
+
+  /**
+   * The values of `addresses` in order: those a fill held (`held`), then those taken before, then a take
+   * of the rest reading `column`; undefined when the table no longer holds one of them.
+   */
+  async function valuesOf<T>(
+    addresses: BigUint64Array,
+    held: (at: { segment: Segment; row: number }) => T | undefined,
+    taken: ByteLru<bigint, T>,
+    column: string,
+    read: (values: Vector, row: number) => T,
+  ): Promise<T[] | undefined> {
+    const found = new Array<T>(addresses.length);
+    const missing = new Set<bigint>();
+    const words = addressWords(addresses);
+    for (let i = 0; i < addresses.length; i++) {
+      const at = heldRow(fragments, words[2 * i + 1]!, words[2 * i]!);
+      const value = (at && held(at)) ?? (taken.size > 0 ? taken.get(addresses[i]!) : undefined);
+      if (value === undefined) missing.add(addresses[i]!);
+      else found[i] = value;
+    }
+    if (missing.size === 0) return found;
+    if (holdsAll && missing.size > addresses.length / 2 && performance.now() - lastFill > refillAfterMs) {
+      // Only a cost saved: takes answer until the fill is done, and the next surge of misses tries again.
+      fill().catch(() => undefined);
+    }
+    const rows = await table.takeRowIds([...missing]).select([column]).withRowId().toArrow();
+    // A take of rows the table no longer holds leaves them out; of none, yields a table without columns.
+    if (rows.numRows < missing.size) return undefined;
+    const values = rows.getChild(column)!;
+    const rowAddresses = rows.getChild("_rowid")!.toArray() as BigUint64Array;
+    const byAddress = new Map<bigint, T>();
+    for (let i = 0; i < rows.numRows; i++) {
+      const value = read(values, i);
+      byAddress.set(rowAddresses[i]!, value);
+      taken.set(rowAddresses[i]!, value);
+    }
+    for (let i = 0; i < addresses.length; i++) found[i] ??= byAddress.get(addresses[i]!)!;
+    return found;
+  }
+
+  const idsOf = (addresses: BigUint64Array) =>
+    valuesOf(
+      addresses,
+      ({ segment, row }) => segment.text.toString("latin1", segment.starts[row]!, segment.starts[row + 1]!),
+      takenIds,
+      "id",
+      (ids, i) => ids.get(i) as string,
+    );
+
+  const vectorsOf = (addresses: BigUint64Array) =>
+    valuesOf(
+      addresses,
+      ({ segment, row }) => (segment.codes ? decodeVector(segment.codes, row * dimensions!, dimensions!, segment.scales![row]!) : undefined),
+      takenVectors,
+      "vector",
+      // A copy: a view would keep the whole taken batch alive in the cache.
+      (vectors, i) => Float32Array.from(vectors.get(i)!.toArray() as Float32Array),
+    );
+
+  return {
+    fill,
+    /** Rows whose ids the last fill read. */
+    get held() {
+      let rows = 0;
+      for (const f of fragments.values()) for (const segment of f.segments) rows += segment.offsets.length;
+      return rows;
+    },
+    /**
+     * Runs `search` for row addresses and returns its rows with their ids, and with their vectors when
+     * `withVectors` (read by the search unless this handle holds them); when an address is gone from the
+     * table, runs it again reading ids (and vectors).
+     */
+    async search(search: AddressedSearch, withVectors = false): Promise<{ rows: ArrowTable; ids: string[]; vectors: Float32Array[] | null }> {
+      const heldVectors = withVectors && holdsVectors;
+      const rows = await search(true, withVectors && !heldVectors);
+      const addresses = rows.getChild("_rowid")?.toArray() as BigUint64Array | undefined;
+      // A search without hits yields an Arrow table without columns.
+      if (!addresses) return { rows, ids: [], vectors: withVectors ? [] : null };
+      const ids = await idsOf(addresses);
+      const vectors = ids && withVectors ? (heldVectors ? await vectorsOf(addresses) : columnVectors(rows)) : null;
+      if (ids && vectors !== undefined) return { rows, ids, vectors };
+      const again = await search(false, withVectors);
+      const idColumn = again.getChild("id");
+      return { rows: again, ids: Array.from({ length: again.numRows }, (_, i) => idColumn!.get(i) as string), vectors: withVectors ? columnVectors(again) : null };
+    },
+  };
+}
+
+/** The `vector` column of a search's rows, as views of its data. */
+function columnVectors(rows: ArrowTable): Float32Array[] {
+  const column = rows.getChild("vector");
+  return Array.from({ length: rows.numRows }, (_, i) => column!.get(i)!.toArray() as Float32Array);
+}
+
+export type LanceRowCache = ReturnType<typeof lanceRowCache>;
