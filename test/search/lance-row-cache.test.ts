@@ -174,7 +174,13 @@ describe("lanceRowCache", () => {
   it("leaves the vectors to the search when the table's do not all fit maxVectorBytes", async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), "agentmem-rowids-"));
     const reader = await table();
+    // A cap of 0 holds none, not even those of an empty table.
+    const none = lanceRowCache(reader, { dimensions: dims, maxVectorBytes: 0 });
+    await none.fill();
     await upsert(reader, Array.from({ length: 100 }, (_, i) => record(i)));
+    const unheld = everyRow(reader, 200);
+    expect((await none.search(unheld.search, true)).vectors).toEqual(await vectorsRead(reader, 200));
+    expect(unheld.runs).toEqual({ byAddress: 1, byId: 0, readingVectors: 1 });
     // A row's vector takes its codes and a float32 scale.
     const cramped = lanceRowCache(reader, { dimensions: dims, maxVectorBytes: 99 * (dims + 4) });
     await cramped.fill();

@@ -153,7 +153,7 @@ export function lanceRowCache(
 
   async function readAll(): Promise<void> {
     lastFill = performance.now();
-    const withVectors = dimensions !== undefined && (await table.countRows()) * (dimensions + 4) <= maxVectorBytes;
+    const withVectors = dimensions !== undefined && maxVectorBytes > 0 && (await table.countRows()) * (dimensions + 4) <= maxVectorBytes;
     const next = new Map<number, FragmentRows>();
     const unordered = new Set<number>();
     let bytes = 0;
