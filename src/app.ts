@@ -326,12 +326,12 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
         clearInterval(purge);
         clearInterval(maintenance);
         // Storage closes only after everything that uses it has stopped: requests, calls whose client has
-        // gone, the token backfill, the indexer (and its reconciliation), the lease and pending traces; the
-        // vector index then waits for its searches.
+        // gone (for as long again as requests get), the token backfill, the indexer (and its
+        // reconciliation), the lease and pending traces; the vector index then waits for its searches.
         // Every step runs even if one before it failed (e.g. a database that is already gone).
         const steps: Array<() => Promise<unknown> | undefined> = [
           () => fastify.close(),
-          () => calls.settled(),
+          () => calls.settled(config.SHUTDOWN_GRACE_MS),
           () => backfill,
           () => indexer.stop(),
           () => skillIndexer.stop(),

@@ -4,8 +4,8 @@
  */
 export interface CallsInFlight {
   track<T>(call: () => Promise<T>): Promise<T>;
-  /** Resolves once no call is in flight (at once if none is). */
-  settled(): Promise<void>;
+  /** Resolves once no call is in flight (at once if none is), or after `withinMs` at the latest. */
+  settled(withinMs: number): Promise<void>;
 }
 
 export function callsInFlight(): CallsInFlight {
@@ -24,9 +24,12 @@ export function callsInFlight(): CallsInFlight {
         }
       }
     },
-    settled() {
-      if (count === 0) return Promise.resolve();
-      return (settling ??= new Promise((resolve) => (settle = resolve)));
+    async settled(withinMs) {
+      if (count === 0) return;
+      settling ??= new Promise((resolve) => (settle = resolve));
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, withinMs)));
+      await Promise.race([settling, late]).finally(() => clearTimeout(timer));
     },
   };
 }

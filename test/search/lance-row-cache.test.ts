@@ -171,6 +171,23 @@ describe("lanceRowCache", () => {
     ]);
   });
 
+  it("leaves the vectors out of a fill after an optimize, and reads them again once a search wants them refillAfterMs later", async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), "agentmem-rowids-"));
+    const reader = await table();
+    await upsert(reader, Array.from({ length: 100 }, (_, i) => record(i)));
+    const rowCache = lanceRowCache(reader, { dimensions: dims, refillAfterMs: 0 });
+    await rowCache.fill(false);
+    expect(rowCache.holdsVectors).toBe(false);
+    const first = everyRow(reader, 200);
+    expect((await rowCache.search(first.search, true)).vectors).toEqual(await vectorsRead(reader, 200));
+    expect(first.runs).toEqual({ byAddress: 1, byId: 0, readingVectors: 1 });
+    // That search started a fill with vectors in the background.
+    await vi.waitFor(() => expect(rowCache.holdsVectors).toBe(true));
+    const then = everyRow(reader, 200);
+    await rowCache.search(then.search, true);
+    expect(then.runs).toEqual({ byAddress: 1, byId: 0, readingVectors: 0 });
+  });
+
   it("leaves the vectors to the search when the table's do not all fit maxVectorBytes", async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), "agentmem-rowids-"));
     const reader = await table();

@@ -461,7 +461,7 @@ describe("LanceDB keyword search", () => {
       // Stemmed: "deploys failing" matches "deploy failed".
       expect(r.content).toMatch(/kubernetes deploy failed/);
       expect(h.bm25).toBeGreaterThan(0);
-      // The handle's 8-bit copy of the vector (the table's all fit LANCEDB_HELD_VECTORS_BYTES).
+      // As stored, or the handle's 8-bit copy of it while it holds the table's (see lanceRowCache).
       expect(cosine(h.vector!, r.vector)).toBeGreaterThan(0.999);
     }
     expect(hits.map((h) => h.bm25)).toEqual([...hits.map((h) => h.bm25)].sort((a, b) => b - a));

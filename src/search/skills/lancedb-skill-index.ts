@@ -147,8 +147,8 @@ export async function openLanceSkillIndex(options: LanceConnectionOptions & { di
         if (!indexed.has("workspace_id")) await retryConflicts(() => table.createIndex("workspace_id", { config: Index.bitmap() }));
         await ensureAnnIndex(table, rows, dimensions, defaultAnnPolicy);
         await ann.refresh();
-        // Compaction moved rows to new addresses.
-        await rowCache.fill();
+        // Compaction moved rows to new addresses; their vectors are read again once folds pause.
+        await rowCache.fill(false);
       })),
 
     eachIdPage: (size, fn) => eachLanceIdPage(table, size, fn),

@@ -130,9 +130,12 @@ export interface LanceRowCacheOptions {
  * keyword-only hits by cosine) need not read them (another take: at 100k, 1 ms of LanceDB's CPU a hybrid
  * recall, session 26). An address names one row version for the life of a table (a fragment id is never
  * used twice: writes, updates and compaction all make new fragments), so an address read once is never
- * wrong, and an id never changes within a row's versions. The table's ids (and vectors) are read in full
- * at `fill()` (open, after an optimize), up to `maxIdBytes`, and again in the background when a search had
- * to take most of its rows (another node compacted the table), at most once every `refillAfterMs`.
+ * wrong, and an id never changes within a row's versions. The table's ids are read in full at `fill()`
+ * (open, after an optimize), up to `maxIdBytes`, and again in the background when a search had to take
+ * most of its rows (another node compacted the table), at most once every `refillAfterMs`. Vectors are
+ * read with them at open; a fill after an optimize leaves them out (reading them costs ten times the
+ * ids: 0.7 to 1 s of CPU at 100k, and writes fold every few seconds), and the first search that wants
+ * them `refillAfterMs` after the last fill reads them again in the background.
  * Addresses not read (rows written or compacted since) are taken from the table and kept; a search with
  * an address the table no longer has (compacted away between the search and the take) runs again
  * reading ids (and vectors). An id that is not printable ASCII is never held, only taken.
@@ -148,12 +151,15 @@ export function lanceRowCache(
   let lastFill = -Infinity;
   // Whether the last fill held every row: a table larger than maxIdBytes is left to the takes.
   let holdsAll = false;
-  // Whether it held their vectors too.
+  // Whether it held their vectors too, and whether the table's would fit when it last counted.
   let holdsVectors = false;
+  let vectorsFit = false;
 
-  async function readAll(): Promise<void> {
+  async function readAll(readVectors: boolean): Promise<void> {
     lastFill = performance.now();
-    const withVectors = dimensions !== undefined && maxVectorBytes > 0 && (await table.countRows()) * (dimensions + 4) <= maxVectorBytes;
+    vectorsFit = dimensions !== undefined && maxVectorBytes > 0 && (await table.countRows()) * (dimensions + 4) <= maxVectorBytes;
+    // The dimensions of the vectors this fill reads, if it reads them.
+    const vectorDimensions = readVectors && vectorsFit ? dimensions : undefined;
     const next = new Map<number, FragmentRows>();
     const unordered = new Set<number>();
     let bytes = 0;
@@ -161,11 +167,11 @@ export function lanceRowCache(
     // False once an id was left out for not being printable.
     let printableOnly = true;
     let full = false;
-    for await (const batch of table.query().select(withVectors ? ["id", "vector"] : ["id"]).withRowId()) {
+    for await (const batch of table.query().select(vectorDimensions !== undefined ? ["id", "vector"] : ["id"]).withRowId()) {
       const words = addressWords(batch.getChild("_rowid")!.toArray() as BigUint64Array);
       const ids = batch.getChild("id")!.data[0]!;
       const ends = ids.valueOffsets as ArrayLike<number | bigint>;
-      const vectors = withVectors ? batchVectors(batch.getChild("vector")!, dimensions) : undefined;
+      const vectors = vectorDimensions !== undefined ? batchVectors(batch.getChild("vector")!, vectorDimensions) : undefined;
       // Each run of one fragment's rows (a batch rarely spans two) becomes one segment.
       for (let from = 0; from < batch.numRows && !full; ) {
         const fragment = words[2 * from + 1]!;
@@ -202,8 +208,8 @@ export function lanceRowCache(
     fragments = next;
     holdsAll = printableOnly && !full && unordered.size === 0;
     // Rows written between the count and the scan may have taken the vectors past their cap.
-    holdsVectors = withVectors && holdsAll && rows * (dimensions + 4) <= maxVectorBytes;
-    if (withVectors && !holdsVectors) {
+    holdsVectors = vectorDimensions !== undefined && holdsAll && rows * (vectorDimensions + 4) <= maxVectorBytes;
+    if (vectorDimensions !== undefined && !holdsVectors) {
       for (const f of fragments.values()) {
         for (const segment of f.segments) {
           delete segment.codes;
@@ -213,8 +219,9 @@ export function lanceRowCache(
     }
   }
 
-  function fill(): Promise<void> {
-    filling ??= readAll().finally(() => (filling = undefined));
+  /** Reads the table's ids, and its vectors if `withVectors` and they fit; a fill under way answers for both. */
+  function fill(withVectors = true): Promise<void> {
+    filling ??= readAll(withVectors).finally(() => (filling = undefined));
     return filling;
   }
 
@@ -241,7 +248,7 @@ export function lanceRowCache(
     if (missing.size === 0) return found;
     if (holdsAll && missing.size > addresses.length / 2 && performance.now() - lastFill > refillAfterMs) {
       // Only a cost saved: takes answer until the fill is done, and the next surge of misses tries again.
-      fill().catch(() => undefined);
+      fill(false).catch(() => undefined);
     }
     const rows = await table.takeRowIds([...missing]).select([column]).withRowId().toArrow();
     // A take of rows the table no longer holds leaves them out; of none, yields a table without columns.
@@ -279,6 +286,10 @@ export function lanceRowCache(
 
   return {
     fill,
+    /** Whether the last fill held the rows' vectors. */
+    get holdsVectors() {
+      return holdsVectors;
+    },
     /** Rows whose ids the last fill read. */
     get held() {
       let rows = 0;
@@ -292,6 +303,7 @@ export function lanceRowCache(
      */
     async search(search: AddressedSearch, withVectors = false): Promise<{ rows: ArrowTable; ids: string[]; vectors: Float32Array[] | null }> {
       const heldVectors = withVectors && holdsVectors;
+      if (withVectors && !holdsVectors && vectorsFit && performance.now() - lastFill > refillAfterMs) fill().catch(() => undefined);
       const rows = await search(true, withVectors && !heldVectors);
       const addresses = rows.getChild("_rowid")?.toArray() as BigUint64Array | undefined;
       // A search without hits yields an Arrow table without columns.

@@ -323,8 +323,8 @@ export async function openLanceIndex(options: LanceIndexOptions): Promise<Vector
         maintain(async () => {
           await optimizeTable(table, dimensions, annPolicy, write);
           await ann.refresh();
-          // Compaction moved rows to new addresses.
-          await rowCache.fill();
+          // Compaction moved rows to new addresses; their vectors are read again once folds pause.
+          await rowCache.fill(false);
         }),
       ),
 
