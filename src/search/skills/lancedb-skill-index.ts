@@ -147,7 +147,7 @@ export async function openLanceSkillIndex(options: LanceConnectionOptions & { di
         if (!indexed.has("workspace_id")) await retryConflicts(() => table.createIndex("workspace_id", { config: Index.bitmap() }));
         await ensureAnnIndex(table, rows, dimensions, defaultAnnPolicy);
         await ann.refresh();
-        // Compaction moved rows to new addresses; their vectors are read again once folds pause.
+        // Compaction moved rows to new addresses: their ids are read now, their vectors by a later search.
         await rowCache.fill(false);
       })),
 

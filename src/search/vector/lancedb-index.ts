@@ -323,7 +323,7 @@ export async function openLanceIndex(options: LanceIndexOptions): Promise<Vector
         maintain(async () => {
           await optimizeTable(table, dimensions, annPolicy, write);
           await ann.refresh();
-          // Compaction moved rows to new addresses; their vectors are read again once folds pause.
+          // Compaction moved rows to new addresses: their ids are read now, their vectors by a later search.
           await rowCache.fill(false);
         }),
       ),
