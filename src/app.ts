@@ -58,10 +58,10 @@ import { ServerReflection as ServerReflectionV1Alpha } from "../gen/grpc/reflect
 import { metricsPlugin } from "./observability/metrics.js";
 import { connectRoutes } from "./transport/connect/connect-routes.js";
 import { clientErrorHandler, frameworkErrorHandler, restErrorHandling } from "./transport/error-handler.js";
+import { inFlightGate } from "./in-flight-gate.js";
 import { jsonBodies } from "./transport/rest/json-bodies.js";
 import { onePortServer } from "./transport/one-port.js";
 import { restRoutes } from "./transport/rest/rest-routes.js";
-import { callsInFlight } from "./transport/calls-in-flight.js";
 import { bindService, clientAddressKey, type ServiceBinding } from "./transport/service-binding.js";
 import { requestHeaders } from "./transport/headers.js";
 import { mcpRoutes } from "./transport/mcp/mcp-routes.js";
@@ -165,7 +165,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     const skillIndexer = createSkillIndexer(db, skillIndex, embedder, fastify.log, () => maintainer?.holds() ?? false);
     const traces = createTraceStore(db, fastify.log);
     const usage = usageMeter(db, config.plans);
-    const calls = callsInFlight();
+    const calls = inFlightGate("the server");
     const guard = { auth, log: fastify.log, admission, calls };
     const embedQuery = cachedQueryEmbedder(model, config.EMBEDDING_CACHE_BYTES);
     const recall = recallService({
@@ -331,7 +331,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
         // Every step runs even if one before it failed (e.g. a database that is already gone).
         const steps: Array<() => Promise<unknown> | undefined> = [
           () => fastify.close(),
-          () => calls.settled(config.SHUTDOWN_GRACE_MS),
+          () => calls.close(config.SHUTDOWN_GRACE_MS),
           () => backfill,
           () => indexer.stop(),
           () => skillIndexer.stop(),

@@ -5,10 +5,10 @@ import type { Authenticator } from "../accounts/authenticator.js";
 import { principalKey, type Principal } from "../accounts/principal.js";
 import { apiError } from "../errors/api-error.js";
 import { ConnectError, createContextKey } from "@connectrpc/connect";
+import type { InFlightGate } from "../in-flight-gate.js";
 import { withHeaders, type Admission, type Admitted } from "../usage/admission.js";
 import { noteCaller, noteError, requestLogKey } from "../observability/request-log.js";
 import { withProtoEnumNames } from "./enum-messages.js";
-import type { CallsInFlight } from "./calls-in-flight.js";
 import { assertStorableStrings } from "./storable-strings.js";
 
 /** A service implementation with the policy every transport applies to its calls. */
@@ -25,7 +25,8 @@ export interface GuardOptions {
   role: Principal["role"];
   log: FastifyBaseLogger;
   admission: Admission;
-  calls: CallsInFlight;
+  /** Every call runs through it, so shutdown can wait for the calls in flight. */
+  calls: InFlightGate;
 }
 
 /** Transports whose HTTP requests the rate-limit hook (rate-limit-hook.ts) admits before any RPC runs. */
@@ -46,7 +47,7 @@ export const clientAddressKey = createContextKey<string>("unknown", { descriptio
 export function bindService<S extends DescService>(service: S, impl: ServiceImpl<S>, opts: GuardOptions): ServiceBinding {
   const guarded: Record<string, UnaryFn> = {};
   for (const [name, fn] of Object.entries(impl as Record<string, UnaryFn>)) {
-    guarded[name] = (req, ctx) => opts.calls.track(() => guardedCall(fn, req, ctx));
+    guarded[name] = (req, ctx) => opts.calls.run(() => guardedCall(fn, req, ctx));
   }
   return { service, impl: guarded as ServiceImpl<DescService> };
 

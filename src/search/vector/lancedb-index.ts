@@ -1,6 +1,6 @@
 import { Index, MatchQuery, type Query, type Table, type VectorQuery } from "@lancedb/lancedb";
 import { lanceAnalyser } from "../analyser.js";
-import { inFlightGate } from "./in-flight-gate.js";
+import { inFlightGate } from "../../in-flight-gate.js";
 import { idIn, lanceFilter } from "./lance-filter.js";
 import { eachLanceIdPage, lanceHolding } from "./lance-ids.js";
 import { lanceSchema, metadataTermsColumn, metadataTermsTable, toArrowTable } from "./lance-records.js";
