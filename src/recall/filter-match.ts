@@ -1,4 +1,4 @@
-import type { MemoryRecord } from "../memories/memory-store.js";
+import type { RecalledMemory } from "./candidate-store.js";
 import type { VectorFilter } from "../search/vector/vector-index.js";
 
 const anyOf = (have: readonly string[], wanted: readonly string[] | undefined) => wanted === undefined || have.some((h) => wanted.includes(h));
@@ -8,7 +8,7 @@ const anyOf = (have: readonly string[], wanted: readonly string[] | undefined) =
  * memories recall reaches without the index: the successors of shadowed candidates. The metadata terms
  * are left to the re-check, which applies the metadata filter itself.
  */
-export function matchesFilter(m: MemoryRecord, f: VectorFilter): boolean {
+export function matchesFilter(m: RecalledMemory, f: VectorFilter): boolean {
   const created = m.createdAt.getTime();
   return (
     m.workspaceId === f.workspaceId &&

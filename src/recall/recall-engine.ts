@@ -1,7 +1,6 @@
 import type { Scope } from "../accounts/container-scope.js";
 import type { Database } from "../db/database.js";
-import type { MemoryRecord } from "../memories/memory-store.js";
-import { recheckCandidates, type CheckedCandidate } from "./candidate-store.js";
+import { recheckCandidates, type CheckedCandidate, type RecalledMemory } from "./candidate-store.js";
 import { matchesFilter } from "./filter-match.js";
 import { withPending, type PendingReader } from "./pending-candidates.js";
 import type { RecallQuery } from "./recall-rules.js";
@@ -32,7 +31,7 @@ export type Outcome =
   | "beyond_limit";
 
 export interface ScoredCandidate {
-  memory: MemoryRecord;
+  memory: RecalledMemory;
   cosine: number;
   bm25: number;
   /** Found by the semantic search / by the keyword search (neither: the successor of a shadowed candidate). */
