@@ -5,6 +5,7 @@ import { connect, type Connection, type Table } from "@lancedb/lancedb";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { lanceSchema, toArrowTable } from "../../src/search/vector/lance-records.js";
 import { lanceRowCache, type AddressedSearch, type LanceRowCache } from "../../src/search/vector/lance-row-cache.js";
+import type { SearchScope } from "../../src/search/vector/scope-coverage.js";
 import type { VectorRecord } from "../../src/search/vector/vector-index.js";
 import { prng } from "../../bench/lib/synthetic.js";
 import { vectorRecord } from "../support/vector-records.js";
@@ -13,7 +14,7 @@ const dims = 8;
 const schema = lanceSchema(dims);
 const rand = prng(11);
 
-const record = (i: number) => vectorRecord(i, Float32Array.from({ length: dims }, () => rand() - 0.5));
+const record = (i: number, overrides: Partial<VectorRecord> = {}) => vectorRecord(i, Float32Array.from({ length: dims }, () => rand() - 0.5), overrides);
 
 const upsert = (table: Table, records: VectorRecord[]) =>
   table.mergeInsert("id").whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(toArrowTable(schema, dims, records));
@@ -32,15 +33,32 @@ function everyRow(table: Table, rows: number) {
   return { runs, search };
 }
 
+/**
+ * The 10 rows nearest `probe` in `scope`, searched with the scope's clauses or without them, as a row
+ * cache asks; `scoped` lists how each run by address was asked.
+ */
+function nearestIn(table: Table, probe: Float32Array, scope: SearchScope) {
+  const scoped: boolean[] = [];
+  const clause = `workspace_id = '${scope.workspaceId}'${scope.containers ? ` AND array_has_any(containers, ['${scope.containers.join("', '")}'])` : ""}`;
+  const search: AddressedSearch = (byAddress, _, isScoped) => {
+    if (byAddress) scoped.push(isScoped);
+    const q = table.vectorSearch(probe).distanceType("cosine").bypassVectorIndex().limit(10);
+    return (byAddress ? q.select(["_distance"]).withRowId() : q.select(["id", "_distance"])).where(isScoped ? clause : "true").toArrow();
+  };
+  // A search without hits yields an Arrow table without columns.
+  const expected = async () => ((await search(false, false, true)).getChild("id")?.toArray() ?? []) as string[];
+  return { scoped, search, expected };
+}
+
 /** The ids the same search returns reading the id column, in its order. */
 async function idsRead(table: Table, rows: number): Promise<string[]> {
-  const result = await everyRow(table, rows).search(false, false);
+  const result = await everyRow(table, rows).search(false, false, true);
   return result.getChild("id")!.toArray() as string[];
 }
 
 /** The vectors the same search returns reading the vector column, in its order. */
 async function vectorsRead(table: Table, rows: number): Promise<Float32Array[]> {
-  const result = await everyRow(table, rows).search(false, true);
+  const result = await everyRow(table, rows).search(false, true, true);
   return Array.from({ length: result.numRows }, (_, i) => result.getChild("vector")!.get(i)!.toArray() as Float32Array);
 }
 
@@ -135,7 +153,7 @@ describe("lanceRowCache", () => {
     const rowCache = lanceRowCache(latest);
     const runs = { byAddress: 0, byId: 0 };
     const search: AddressedSearch = (byAddress, readVectors) =>
-      (byAddress ? everyRow(stale, 100) : everyRow(latest, 100)).search(byAddress, readVectors).finally(() => runs[byAddress ? "byAddress" : "byId"]++);
+      (byAddress ? everyRow(stale, 100) : everyRow(latest, 100)).search(byAddress, readVectors, true).finally(() => runs[byAddress ? "byAddress" : "byId"]++);
     expect((await rowCache.search(search)).ids).toEqual(await idsRead(latest, 100));
     expect(runs).toEqual({ byAddress: 1, byId: 1 });
     // Vectors too: those of the addresses gone are read with the ids.
@@ -222,5 +240,50 @@ describe("lanceRowCache", () => {
     expect(ids).toEqual(await idsRead(reader, 10));
     expect(ids).toContain("mem_café");
     expect(every.runs).toEqual({ byAddress: 1, byId: 0, readingVectors: 0 });
+  });
+
+  it("searches a table whose rows share one scope without its clauses, and with them once a row written since the fill is among the hits", async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), "agentmem-rowids-"));
+    const reader = await table();
+    // Every row is in workspace ws_a and container main; half are in container x too.
+    await upsert(reader, Array.from({ length: 60 }, (_, i) => record(i, { containers: i % 2 === 0 ? ["main", "x"] : ["main"] })));
+    const rowCache = lanceRowCache(reader, { readsScope: true });
+    await rowCache.fill();
+    const probe = new Float32Array(dims).fill(0.1);
+    const search = async (scope: SearchScope) => {
+      const nearest = nearestIn(reader, probe, scope);
+      const { ids } = await rowCache.search(nearest.search, false, scope);
+      expect(ids).toEqual(await nearest.expected());
+      return nearest.scoped;
+    };
+    expect(await search({ workspaceId: "ws_a", containers: ["main"] })).toEqual([false]);
+    expect(await search({ workspaceId: "ws_a", containers: ["other", "main"] })).toEqual([false]);
+    expect(await search({ workspaceId: "ws_a" })).toEqual([false]);
+    // Scopes some rows are not in.
+    expect(await search({ workspaceId: "ws_a", containers: ["x"] })).toEqual([true]);
+    expect(await search({ workspaceId: "ws_b" })).toEqual([true]);
+    // Without readsScope, every search is scoped.
+    const plain = lanceRowCache(reader);
+    await plain.fill();
+    const nearest = nearestIn(reader, probe, { workspaceId: "ws_a" });
+    await plain.search(nearest.search, false, { workspaceId: "ws_a" });
+    expect(nearest.scoped).toEqual([true]);
+
+    // Another workspace's row, nearest of all, written since the fill: the unscoped search finds it and
+    // is run again with the scope, as are the searches after it until the next fill.
+    const writer = await table();
+    await upsert(writer, [record(100, { workspaceId: "ws_b", vector: probe })]);
+    expect(await search({ workspaceId: "ws_a", containers: ["main"] })).toEqual([false, true]);
+    expect(await search({ workspaceId: "ws_a", containers: ["main"] })).toEqual([true]);
+    // The table's rows no longer share a workspace.
+    await rowCache.fill();
+    expect(await search({ workspaceId: "ws_a", containers: ["main"] })).toEqual([true]);
+    await writer.delete(`id = '${record(100).id}'`);
+    await rowCache.fill();
+    expect(await search({ workspaceId: "ws_a", containers: ["main"] })).toEqual([false]);
+    // A row of the scope written since: found, and searched again with the scope, so never wrongly left out.
+    await upsert(writer, [record(101, { vector: probe })]);
+    const scoped = await search({ workspaceId: "ws_a", containers: ["main"] });
+    expect(scoped).toEqual([false, true]);
   });
 });

@@ -125,16 +125,16 @@ export async function openLanceSkillIndex(options: LanceConnectionOptions & { di
     async search(vector, filter, k) {
       checkDimensions(vector, dimensions);
       if (k <= 0 || skillFilterMatchesNothing(filter)) return [];
-      const where = skillLanceFilter(filter);
-      const [hits] = await ann.nearestThenExact([vector], k, where, ([v], exhaustive) =>
-        vectorHits(rowCache, 1, k, () => ann.configure(table.vectorSearch(v!).distanceType("cosine").where(where), exhaustive)),
+      const where = { scoped: skillLanceFilter(filter) };
+      const [hits] = await ann.nearestThenExact([vector], k, where.scoped, ([v], exhaustive) =>
+        vectorHits(rowCache, 1, k, where, (clause) => ann.configure(table.vectorSearch(v!).distanceType("cosine").where(clause), exhaustive)),
       );
       return hits!;
     },
 
     async keywordSearch(query, filter, k, withVectors) {
       if (k <= 0 || skillFilterMatchesNothing(filter)) return [];
-      return bm25(query, skillLanceFilter(filter), k, withVectors);
+      return bm25(query, { scoped: skillLanceFilter(filter) }, k, withVectors);
     },
 
     optimize: () =>

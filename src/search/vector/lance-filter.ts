@@ -1,3 +1,4 @@
+import type { SearchScope } from "./scope-coverage.js";
 import type { VectorFilter } from "./vector-index.js";
 
 /** A SQL string literal; DataFusion has no backslash escapes, so doubling quotes is the whole job. */
@@ -17,13 +18,27 @@ function sqlNumber(value: number): string {
 const sqlMillis = (value: number) => sqlNumber(Math.trunc(value));
 
 /**
- * The LanceDB WHERE clause for a filter. Any-of on list columns uses array_has_any, which LanceDB 0.37
+ * A search's WHERE clause; and, for a search the row cache may run without its scope (see
+ * lanceRowCache), the clause without its workspace and container clauses ("" when none remain) with the
+ * scope they named.
+ */
+export interface LanceWhere {
+  scoped: string;
+  unscoped?: { where: string; scope: SearchScope };
+}
+
+/** Adds `where` to a query, unless it is empty. */
+export const withWhere = <Q extends { where(predicate: string): Q }>(query: Q, where: string): Q => (where ? query.where(where) : query);
+
+/**
+ * The LanceDB WHERE clauses for a filter. Any-of on list columns uses array_has_any, which LanceDB 0.37
  * answers from LABEL_LIST indexes. Empty lists are the caller's to handle (they match nothing, and
  * `IN ()` is not valid SQL).
  */
-export function lanceFilter(filter: VectorFilter): string {
-  const clauses = [`workspace_id = ${sqlString(filter.workspaceId)}`];
-  if (filter.containers) clauses.push(`array_has_any(containers, [${sqlList(filter.containers)}])`);
+export function lanceWhere(filter: VectorFilter): LanceWhere {
+  const scope = [`workspace_id = ${sqlString(filter.workspaceId)}`];
+  if (filter.containers) scope.push(`array_has_any(containers, [${sqlList(filter.containers)}])`);
+  const clauses: string[] = [];
   if (filter.types) clauses.push(`type IN (${sqlList(filter.types)})`);
   if (filter.tags) clauses.push(`array_has_any(tags, [${sqlList(filter.tags)}])`);
   if (filter.metadataTerms?.length) clauses.push(`array_has_all(metadata_terms, [${sqlList(filter.metadataTerms)}])`);
@@ -36,6 +51,9 @@ export function lanceFilter(filter: VectorFilter): string {
     const t = sqlMillis(filter.validAt);
     clauses.push(`valid_from <= ${t}`, `(valid_until IS NULL OR valid_until > ${t})`);
   }
-  return clauses.join(" AND ");
+  return {
+    scoped: [...scope, ...clauses].join(" AND "),
+    unscoped: { where: clauses.join(" AND "), scope: { workspaceId: filter.workspaceId, ...(filter.containers ? { containers: filter.containers } : {}) } },
+  };
 }
 

@@ -1,6 +1,7 @@
 import type { Table } from "@lancedb/lancedb";
 import type { Table as ArrowTable, Vector } from "apache-arrow";
 import { ByteLru, entryOverheadBytes, stringBytes } from "../../embeddings/lru.js";
+import { commonScopeReader, covers, type CommonScope, type SearchScope } from "./scope-coverage.js";
 import { decodeVector, encodeVector } from "./vector-codes.js";
 
 /** Bytes of ids a collection's handle holds from its last full read: about 1.7 million 30-character ids. */
@@ -11,10 +12,10 @@ export const defaultHeldVectorsBytes = 64 * 2 ** 20;
 const takenBytes = 2 ** 20;
 
 /**
- * A search run for row addresses (`_rowid`, no `id` column) when `byAddress`, and reading the `vector`
- * column when `readVectors`.
+ * A search run for row addresses (`_rowid`, no `id` column) when `byAddress`, reading the `vector` column
+ * when `readVectors`, and without the filter's workspace and container clauses unless `scoped`.
  */
-export type AddressedSearch = (byAddress: boolean, readVectors: boolean) => Promise<ArrowTable>;
+export type AddressedSearch = (byAddress: boolean, readVectors: boolean, scoped: boolean) => Promise<ArrowTable>;
 
 /**
  * A run of one fragment's rows as one batch of a fill held them, in arrays of exactly their size (a
@@ -120,6 +121,8 @@ export interface LanceRowCacheOptions {
   /** Vectors are held only when every row's fit: rows × (dimensions + 4) bytes. */
   maxVectorBytes?: number;
   refillAfterMs?: number;
+  /** The table has `workspace_id` and `containers` columns: fills read the scope its rows share. */
+  readsScope?: boolean;
 }
 
 /**
@@ -139,10 +142,16 @@ export interface LanceRowCacheOptions {
  * Addresses not read (rows written or compacted since) are taken from the table and kept; a search with
  * an address the table no longer has (compacted away between the search and the take) runs again
  * reading ids (and vectors). An id that is not printable ASCII is never held, only taken.
+ * With `readsScope`, a fill also finds the scope every row is in (one workspace, one container: a
+ * self-hosted agent's table). A search in that scope then runs without its workspace and container
+ * clauses, which cost about 1.1 ms of LanceDB's CPU a hybrid recall at 100k rows (README, Benchmarks,
+ * session 27), and keeps its rows if the fill held every one: its k best are then the scoped search's k
+ * best. A row written since (of any scope) among them sends it to the scoped search, and the searches
+ * after it too, until the next fill.
  */
 export function lanceRowCache(
   table: Table,
-  { dimensions, maxIdBytes = defaultRowIdsBytes, maxVectorBytes = defaultHeldVectorsBytes, refillAfterMs = 60_000 }: LanceRowCacheOptions = {},
+  { dimensions, maxIdBytes = defaultRowIdsBytes, maxVectorBytes = defaultHeldVectorsBytes, refillAfterMs = 60_000, readsScope = false }: LanceRowCacheOptions = {},
 ) {
   let fragments = new Map<number, FragmentRows>();
   const takenIds = new ByteLru<bigint, string>(takenBytes, (_, id) => entryOverheadBytes + stringBytes(id));
@@ -154,6 +163,10 @@ export function lanceRowCache(
   // Whether it held their vectors too, and whether the table's would fit when it last counted.
   let holdsVectors = false;
   let vectorsFit = false;
+  // The scope every row the last fill held is in (null: unknown, or none), and whether a search in it has
+  // met a row that fill did not hold since.
+  let commonScope: CommonScope | null = null;
+  let strayed = false;
 
   async function readAll(readVectors: boolean): Promise<void> {
     lastFill = performance.now();
@@ -167,7 +180,10 @@ export function lanceRowCache(
     // False once an id was left out for not being printable.
     let printableOnly = true;
     let full = false;
-    for await (const batch of table.query().select(vectorDimensions !== undefined ? ["id", "vector"] : ["id"]).withRowId()) {
+    const scopes = readsScope ? commonScopeReader() : undefined;
+    const columns = ["id", ...(scopes ? ["workspace_id", "containers"] : []), ...(vectorDimensions !== undefined ? ["vector"] : [])];
+    for await (const batch of table.query().select(columns).withRowId()) {
+      scopes?.add(batch.getChild("workspace_id")!, batch.getChild("containers")!, batch.numRows);
       const words = addressWords(batch.getChild("_rowid")!.toArray() as BigUint64Array);
       const ids = batch.getChild("id")!.data[0]!;
       const ends = ids.valueOffsets as ArrayLike<number | bigint>;
@@ -207,6 +223,8 @@ export function lanceRowCache(
     for (const fragment of unordered) next.delete(fragment);
     fragments = next;
     holdsAll = printableOnly && !full && unordered.size === 0;
+    commonScope = holdsAll && scopes ? scopes.common() : null;
+    strayed = false;
     // Rows written between the count and the scan may have taken the vectors past their cap.
     holdsVectors = vectorDimensions !== undefined && holdsAll && rows * (vectorDimensions + 4) <= maxVectorBytes;
     if (vectorDimensions !== undefined && !holdsVectors) {
@@ -265,6 +283,15 @@ export function lanceRowCache(
     return found;
   }
 
+  /** Whether a fill's rows (`held`) include every row of a search's result. */
+  function allHeld(rows: ArrowTable, held: ReadonlyMap<number, FragmentRows>): boolean {
+    const addresses = rows.getChild("_rowid")?.toArray() as BigUint64Array | undefined;
+    if (!addresses) return true;
+    const words = addressWords(addresses);
+    for (let i = 0; i < addresses.length; i++) if (!heldRow(held, words[2 * i + 1]!, words[2 * i]!)) return false;
+    return true;
+  }
+
   const idsOf = (addresses: BigUint64Array) =>
     valuesOf(
       addresses,
@@ -299,19 +326,30 @@ export function lanceRowCache(
     /**
      * Runs `search` for row addresses and returns its rows with their ids, and with their vectors when
      * `withVectors` (read by the search unless this handle holds them); when an address is gone from the
-     * table, runs it again reading ids (and vectors).
+     * table, runs it again reading ids (and vectors). Unscoped first when every row is in `scope`.
      */
-    async search(search: AddressedSearch, withVectors = false): Promise<{ rows: ArrowTable; ids: string[]; vectors: Float32Array[] | null }> {
+    async search(search: AddressedSearch, withVectors = false, scope?: SearchScope): Promise<{ rows: ArrowTable; ids: string[]; vectors: Float32Array[] | null }> {
       const heldVectors = withVectors && holdsVectors;
       if (withVectors && !holdsVectors && vectorsFit && performance.now() - lastFill > refillAfterMs) fill().catch(() => undefined);
-      const rows = await search(true, withVectors && !heldVectors);
+      const readVectors = withVectors && !heldVectors;
+      let rows: ArrowTable | undefined;
+      if (scope && !strayed && covers(commonScope, scope)) {
+        // The rows of the fill whose scope was checked: a fill that ends during the search replaces both.
+        const inScope = fragments;
+        rows = await search(true, readVectors, false);
+        if (!allHeld(rows, inScope)) {
+          strayed = true;
+          rows = undefined;
+        }
+      }
+      rows ??= await search(true, readVectors, true);
       const addresses = rows.getChild("_rowid")?.toArray() as BigUint64Array | undefined;
       // A search without hits yields an Arrow table without columns.
       if (!addresses) return { rows, ids: [], vectors: withVectors ? [] : null };
       const ids = await idsOf(addresses);
       const vectors = ids && withVectors ? (heldVectors ? await vectorsOf(addresses) : columnVectors(rows)) : null;
       if (ids && vectors !== undefined) return { rows, ids, vectors };
-      const again = await search(false, withVectors);
+      const again = await search(false, withVectors, true);
       const idColumn = again.getChild("id");
       return { rows: again, ids: Array.from({ length: again.numRows }, (_, i) => idColumn!.get(i) as string), vectors: withVectors ? columnVectors(again) : null };
     },

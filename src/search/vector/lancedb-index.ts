@@ -1,7 +1,7 @@
 import { Index, MatchQuery, type Query, type Table, type VectorQuery } from "@lancedb/lancedb";
 import { lanceAnalyser } from "../analyser.js";
 import { inFlightGate } from "../../in-flight-gate.js";
-import { idIn, lanceFilter } from "./lance-filter.js";
+import { idIn, lanceWhere, withWhere, type LanceWhere } from "./lance-filter.js";
 import { eachLanceIdPage, lanceHolding } from "./lance-ids.js";
 import { lanceSchema, metadataTermsColumn, metadataTermsTable, toArrowTable } from "./lance-records.js";
 import { isRetryableConflict, retryConflicts, type RetryPolicy } from "./lance-retry.js";
@@ -245,7 +245,7 @@ export async function openLanceIndex(options: LanceIndexOptions): Promise<Vector
   // The backfill rewrites rows into fragments the vector and full-text indexes do not cover yet.
   const write = serialQueue();
   if ((await addMetadataTerms(table, options.metadataTermsOf)) > 0) await optimizeTable(table, dimensions, annPolicy, write);
-  const rowCache = lanceRowCache(table, { dimensions, maxVectorBytes: options.heldVectorsBytes });
+  const rowCache = lanceRowCache(table, { dimensions, maxVectorBytes: options.heldVectorsBytes, readsScope: true });
   await rowCache.fill();
   const bm25 = bm25Searcher(table, "content", rowCache);
   const maintain = serialQueue();
@@ -259,11 +259,11 @@ export async function openLanceIndex(options: LanceIndexOptions): Promise<Vector
   };
 
   /** One scan for several query vectors. */
-  function scan(vectors: readonly Float32Array[], where: string, k: number, exhaustive: boolean): Promise<VectorHit[][]> {
-    return vectorHits(rowCache, vectors.length, k, () => {
+  function scan(vectors: readonly Float32Array[], where: LanceWhere, k: number, exhaustive: boolean): Promise<VectorHit[][]> {
+    return vectorHits(rowCache, vectors.length, k, where, (clause) => {
       let query = table.vectorSearch(vectors[0]!);
       for (const v of vectors.slice(1)) query = query.addQueryVector(v);
-      return ann.configure(query.distanceType("cosine").where(where), exhaustive);
+      return ann.configure(withWhere(query.distanceType("cosine"), clause), exhaustive);
     });
   }
 
@@ -277,10 +277,10 @@ export async function openLanceIndex(options: LanceIndexOptions): Promise<Vector
     for (const v of vectors) checkDimensions(v, dimensions);
     if (vectors.length === 0 || k <= 0 || matchesNothing(filter)) return vectors.map(() => []);
     const hits: VectorHit[][] = [];
-    const where = lanceFilter(filter);
+    const where = lanceWhere(filter);
     for (let i = 0; i < vectors.length; ) {
       const n = performance.now() - lastSearched < searchedWithinMs ? scanVectorsWhileSearched : vectors.length;
-      hits.push(...(await ann.nearestThenExact(vectors.slice(i, i + n), k, where, (some, exhaustive) => scan(some, where, k, exhaustive))));
+      hits.push(...(await ann.nearestThenExact(vectors.slice(i, i + n), k, where.scoped, (some, exhaustive) => scan(some, where, k, exhaustive))));
       i += n;
     }
     return hits;
@@ -344,7 +344,7 @@ export async function openLanceIndex(options: LanceIndexOptions): Promise<Vector
 
   async function keywordSearch(query: string, filter: VectorFilter, k: number, withVectors: boolean): Promise<KeywordHit[]> {
     if (k <= 0 || matchesNothing(filter)) return [];
-    return bm25(query, lanceFilter(filter), k, withVectors);
+    return bm25(query, lanceWhere(filter), k, withVectors);
   }
 }
 
@@ -353,13 +353,17 @@ const fullTextIndexName = (column: string) => `${column}_fts_${lanceAnalyser.ver
 
 /**
  * The hits of a vector search of `queries` query vectors (each result row names its vector in
- * `query_index`), read by row address (see lanceRowCache).
+ * `query_index`) with the WHERE clause it is given, read by row address (see lanceRowCache).
  */
-export async function vectorHits(rowCache: LanceRowCache, queries: number, k: number, query: () => VectorQuery): Promise<VectorHit[][]> {
-  const { rows, ids } = await rowCache.search((byAddress) => {
-    const q = query();
-    return (byAddress ? q.select(["_distance"]).withRowId() : q.select(["id", "_distance"])).limit(k).toArrow();
-  });
+export async function vectorHits(rowCache: LanceRowCache, queries: number, k: number, where: LanceWhere, query: (where: string) => VectorQuery): Promise<VectorHit[][]> {
+  const { rows, ids } = await rowCache.search(
+    (byAddress, _, scoped) => {
+      const q = query(scoped ? where.scoped : where.unscoped!.where);
+      return (byAddress ? q.select(["_distance"]).withRowId() : q.select(["id", "_distance"])).limit(k).toArrow();
+    },
+    false,
+    where.unscoped?.scope,
+  );
   const hits: VectorHit[][] = Array.from({ length: queries }, () => []);
   // A search without hits yields an Arrow table without columns.
   const distances = rows.getChild("_distance");
@@ -387,23 +391,27 @@ function keywordHits({ rows, ids, vectors }: { rows: Awaited<ReturnType<Query["t
  * 8-bit copies while it holds the table's (see lanceRowCache).
  */
 export function bm25Searcher(table: Table, column: string, rowCache: LanceRowCache) {
-  const search = (query: string, where: string, limit: number, withVectors: boolean) =>
-    rowCache.search((byAddress, readVectors) => {
-      const columns = readVectors ? ["vector", "_score"] : ["_score"];
-      const q = table
-        .query()
-        // A match query, never parsed: a string in double quotes would become a phrase query, which an
-        // index without positions refuses (a 500 for any search quoting a word).
-        .fullTextSearch(new MatchQuery(query, column))
-        .where(where);
-      return (byAddress ? q.select(columns).withRowId() : q.select(["id", ...columns])).limit(limit).toArrow();
-    }, withVectors);
+  const search = (query: string, where: LanceWhere, limit: number, withVectors: boolean) =>
+    rowCache.search(
+      (byAddress, readVectors, scoped) => {
+        const columns = readVectors ? ["vector", "_score"] : ["_score"];
+        const q = withWhere(
+          // A match query, never parsed: a string in double quotes would become a phrase query, which an
+          // index without positions refuses (a 500 for any search quoting a word).
+          table.query().fullTextSearch(new MatchQuery(query, column)),
+          scoped ? where.scoped : where.unscoped!.where,
+        );
+        return (byAddress ? q.select(columns).withRowId() : q.select(["id", ...columns])).limit(limit).toArrow();
+      },
+      withVectors,
+      where.unscoped?.scope,
+    );
   // While its full-text index holds no rows (a new table, until its first optimize), LanceDB 0.37 scans
   // the rows and cuts the scan at the limit before ranking: of 46 matches asked for 40, the best, scanned
   // last, was left out. Until then every match is asked for, without vectors, and ranked here. Once the
   // index has rows, rows written since the last optimize are ranked with the indexed ones.
   let indexHasRows = false;
-  return async (query: string, where: string, k: number, withVectors: boolean): Promise<KeywordHit[]> => {
+  return async (query: string, where: LanceWhere, k: number, withVectors: boolean): Promise<KeywordHit[]> => {
     indexHasRows ||= ((await table.indexStats(fullTextIndexName(column)))?.numIndexedRows ?? 0) > 0;
     if (indexHasRows) return keywordHits(await search(query, where, k, withVectors));
     const best = keywordHits(await search(query, where, Math.max(k, await table.countRows()), false))
