@@ -242,7 +242,7 @@ describe("lanceRowCache", () => {
     expect(every.runs).toEqual({ byAddress: 1, byId: 0, readingVectors: 0 });
   });
 
-  it("searches a table whose rows share one scope without its clauses, and with them once a row written since the fill is among the hits", async () => {
+  it("searches a table whose rows share one scope without its clauses, and with them once a row of another scope is among the hits", async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), "agentmem-rowids-"));
     const reader = await table();
     // Every row is in workspace ws_a and container main; half are in container x too.
@@ -281,9 +281,13 @@ describe("lanceRowCache", () => {
     await writer.delete(`id = '${record(100).id}'`);
     await rowCache.fill();
     expect(await search({ workspaceId: "ws_a", containers: ["main"] })).toEqual([false]);
-    // A row of the scope written since: found, and searched again with the scope, so never wrongly left out.
+    // A row of the scope written since is taken with its scope, and the search stands.
     await upsert(writer, [record(101, { vector: probe })]);
-    const scoped = await search({ workspaceId: "ws_a", containers: ["main"] });
-    expect(scoped).toEqual([false, true]);
+    expect(await search({ workspaceId: "ws_a", containers: ["main"] })).toEqual([false]);
+    expect(await search({ workspaceId: "ws_a", containers: ["main"] })).toEqual([false]);
+    // One of a container the search is not in, taken before it came first, is known by its scope.
+    await upsert(writer, [record(102, { containers: ["x"], vector: probe })]);
+    await rowCache.search(nearestIn(reader, probe, { workspaceId: "ws_a", containers: ["x"] }).search, false, { workspaceId: "ws_a", containers: ["x"] });
+    expect(await search({ workspaceId: "ws_a", containers: ["main"] })).toEqual([false, true]);
   });
 });

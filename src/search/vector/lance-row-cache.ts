@@ -1,7 +1,7 @@
 import type { Table } from "@lancedb/lancedb";
 import type { Table as ArrowTable, Vector } from "apache-arrow";
 import { ByteLru, entryOverheadBytes, stringBytes } from "../../embeddings/lru.js";
-import { commonScopeReader, covers, type CommonScope, type SearchScope } from "./scope-coverage.js";
+import { commonScopeReader, covers, inScope, type CommonScope, type RowScope, type SearchScope } from "./scope-coverage.js";
 import { decodeVector, encodeVector } from "./vector-codes.js";
 
 /** Bytes of ids a collection's handle holds from its last full read: about 1.7 million 30-character ids. */
@@ -143,18 +143,21 @@ export interface LanceRowCacheOptions {
  * an address the table no longer has (compacted away between the search and the take) runs again
  * reading ids (and vectors). An id that is not printable ASCII is never held, only taken.
  * With `readsScope`, a fill also finds the scope every row is in (one workspace, one container: a
- * self-hosted agent's table). A search in that scope then runs without its workspace and container
- * clauses, which cost about 1.1 ms of LanceDB's CPU a hybrid recall at 100k rows (README, Benchmarks,
- * session 27), and keeps its rows if the fill held every one: its k best are then the scoped search's k
- * best. A row written since (of any scope) among them sends it to the scoped search, and the searches
- * after it too, until the next fill.
+ * self-hosted agent's table), and rows taken since are taken with theirs. A search in that scope then runs
+ * without its workspace and container clauses, which cost about 1.1 ms of LanceDB's CPU a hybrid recall
+ * at 100k rows (README, Benchmarks, session 27), and keeps its rows if every one is in the scope: its k
+ * best are then the scoped search's k best. A row of another scope among them sends it to the scoped
+ * search, and the searches after it too, until the next fill.
  */
 export function lanceRowCache(
   table: Table,
   { dimensions, maxIdBytes = defaultRowIdsBytes, maxVectorBytes = defaultHeldVectorsBytes, refillAfterMs = 60_000, readsScope = false }: LanceRowCacheOptions = {},
 ) {
   let fragments = new Map<number, FragmentRows>();
-  const takenIds = new ByteLru<bigint, string>(takenBytes, (_, id) => entryOverheadBytes + stringBytes(id));
+  const takenIds = new ByteLru<bigint, TakenId>(
+    takenBytes,
+    (_, { id, scope }) => entryOverheadBytes + stringBytes(id) + (scope ? stringBytes(scope.workspaceId) + scope.containers.reduce((n, c) => n + stringBytes(c), 0) : 0),
+  );
   const takenVectors = new ByteLru<bigint, Float32Array>(takenBytes, (_, v) => entryOverheadBytes + v.byteLength);
   let filling: Promise<void> | undefined;
   let lastFill = -Infinity;
@@ -164,7 +167,7 @@ export function lanceRowCache(
   let holdsVectors = false;
   let vectorsFit = false;
   // The scope every row the last fill held is in (null: unknown, or none), and whether a search in it has
-  // met a row that fill did not hold since.
+  // met a row of another scope since.
   let commonScope: CommonScope | null = null;
   let strayed = false;
 
@@ -245,14 +248,14 @@ export function lanceRowCache(
 
   /**
    * The values of `addresses` in order: those a fill held (`held`), then those taken before, then a take
-   * of the rest reading `column`; undefined when the table no longer holds one of them.
+   * of the rest reading `columns`; undefined when the table no longer holds one of them.
    */
   async function valuesOf<T>(
     addresses: BigUint64Array,
     held: (at: { segment: Segment; row: number }) => T | undefined,
     taken: ByteLru<bigint, T>,
-    column: string,
-    read: (values: Vector, row: number) => T,
+    columns: string[],
+    read: (rows: ArrowTable, row: number) => T,
   ): Promise<T[] | undefined> {
     const found = new Array<T>(addresses.length);
     const missing = new Set<bigint>();
@@ -268,14 +271,13 @@ export function lanceRowCache(
       // Only a cost saved: takes answer until the fill is done, and the next surge of misses tries again.
       fill(false).catch(() => undefined);
     }
-    const rows = await table.takeRowIds([...missing]).select([column]).withRowId().toArrow();
+    const rows = await table.takeRowIds([...missing]).select(columns).withRowId().toArrow();
     // A take of rows the table no longer holds leaves them out; of none, yields a table without columns.
     if (rows.numRows < missing.size) return undefined;
-    const values = rows.getChild(column)!;
     const rowAddresses = rows.getChild("_rowid")!.toArray() as BigUint64Array;
     const byAddress = new Map<bigint, T>();
     for (let i = 0; i < rows.numRows; i++) {
-      const value = read(values, i);
+      const value = read(rows, i);
       byAddress.set(rowAddresses[i]!, value);
       taken.set(rowAddresses[i]!, value);
     }
@@ -283,22 +285,17 @@ export function lanceRowCache(
     return found;
   }
 
-  /** Whether a fill's rows (`held`) include every row of a search's result. */
-  function allHeld(rows: ArrowTable, held: ReadonlyMap<number, FragmentRows>): boolean {
-    const addresses = rows.getChild("_rowid")?.toArray() as BigUint64Array | undefined;
-    if (!addresses) return true;
-    const words = addressWords(addresses);
-    for (let i = 0; i < addresses.length; i++) if (!heldRow(held, words[2 * i + 1]!, words[2 * i]!)) return false;
-    return true;
-  }
-
+  /** The ids of `addresses`, each taken one with its scope (held ones are in the fill's common scope). */
   const idsOf = (addresses: BigUint64Array) =>
-    valuesOf(
+    valuesOf<TakenId>(
       addresses,
-      ({ segment, row }) => segment.text.toString("latin1", segment.starts[row]!, segment.starts[row + 1]!),
+      ({ segment, row }) => ({ id: segment.text.toString("latin1", segment.starts[row]!, segment.starts[row + 1]!), scope: null }),
       takenIds,
-      "id",
-      (ids, i) => ids.get(i) as string,
+      readsScope ? ["id", "workspace_id", "containers"] : ["id"],
+      (rows, i) => ({
+        id: rows.getChild("id")!.get(i) as string,
+        scope: readsScope ? { workspaceId: rows.getChild("workspace_id")!.get(i) as string, containers: Array.from(rows.getChild("containers")!.get(i)!.toArray() as string[]) } : null,
+      }),
     );
 
   const vectorsOf = (addresses: BigUint64Array) =>
@@ -306,9 +303,9 @@ export function lanceRowCache(
       addresses,
       ({ segment, row }) => (segment.codes ? decodeVector(segment.codes, row * dimensions!, dimensions!, segment.scales![row]!) : undefined),
       takenVectors,
-      "vector",
+      ["vector"],
       // A copy: a view would keep the whole taken batch alive in the cache.
-      (vectors, i) => Float32Array.from(vectors.get(i)!.toArray() as Float32Array),
+      (rows, i) => Float32Array.from(rows.getChild("vector")!.get(i)!.toArray() as Float32Array),
     );
 
   return {
@@ -332,21 +329,21 @@ export function lanceRowCache(
       const heldVectors = withVectors && holdsVectors;
       if (withVectors && !holdsVectors && vectorsFit && performance.now() - lastFill > refillAfterMs) fill().catch(() => undefined);
       const readVectors = withVectors && !heldVectors;
-      let rows: ArrowTable | undefined;
-      if (scope && !strayed && covers(commonScope, scope)) {
-        // The rows of the fill whose scope was checked: a fill that ends during the search replaces both.
-        const inScope = fragments;
-        rows = await search(true, readVectors, false);
-        if (!allHeld(rows, inScope)) {
-          strayed = true;
-          rows = undefined;
-        }
+      // The fill whose common scope is checked: one that ends during the search replaces its rows too.
+      const checked = fragments;
+      const unscoped = scope !== undefined && !strayed && covers(commonScope, scope);
+      let rows = await search(true, readVectors, !unscoped);
+      let addresses = rows.getChild("_rowid")?.toArray() as BigUint64Array | undefined;
+      let taken = addresses && (await idsOf(addresses));
+      if (unscoped && taken && (fragments !== checked || taken.some((t) => t.scope !== null && !inScope(t.scope, scope)))) {
+        if (fragments === checked) strayed = true;
+        rows = await search(true, readVectors, true);
+        addresses = rows.getChild("_rowid")?.toArray() as BigUint64Array | undefined;
+        taken = addresses && (await idsOf(addresses));
       }
-      rows ??= await search(true, readVectors, true);
-      const addresses = rows.getChild("_rowid")?.toArray() as BigUint64Array | undefined;
       // A search without hits yields an Arrow table without columns.
       if (!addresses) return { rows, ids: [], vectors: withVectors ? [] : null };
-      const ids = await idsOf(addresses);
+      const ids = taken?.map((t) => t.id);
       const vectors = ids && withVectors ? (heldVectors ? await vectorsOf(addresses) : columnVectors(rows)) : null;
       if (ids && vectors !== undefined) return { rows, ids, vectors };
       const again = await search(false, withVectors, true);
@@ -354,6 +351,12 @@ export function lanceRowCache(
       return { rows: again, ids: Array.from({ length: again.numRows }, (_, i) => idColumn!.get(i) as string), vectors: withVectors ? columnVectors(again) : null };
     },
   };
+}
+
+/** A row's id, and its scope when it was taken from a table whose scope is read (null: held by a fill). */
+interface TakenId {
+  id: string;
+  scope: RowScope | null;
 }
 
 /** The `vector` column of a search's rows, as views of its data. */

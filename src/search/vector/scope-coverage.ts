@@ -12,6 +12,16 @@ export interface CommonScope {
   containers: ReadonlySet<string>;
 }
 
+/** One row's scope. */
+export interface RowScope {
+  workspaceId: string;
+  containers: readonly string[];
+}
+
+/** Whether a row is in `scope`. */
+export const inScope = (row: RowScope, scope: SearchScope): boolean =>
+  row.workspaceId === scope.workspaceId && (scope.containers === undefined || row.containers.some((c) => scope.containers!.includes(c)));
+
 /** Whether every row of a table whose rows share `common` (null: none) is in `scope`. */
 export const covers = (common: CommonScope | null, scope: SearchScope): boolean =>
   common !== null &&
