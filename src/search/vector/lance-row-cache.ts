@@ -1,7 +1,7 @@
 import type { Table } from "@lancedb/lancedb";
 import type { Table as ArrowTable, Vector } from "apache-arrow";
 import { ByteLru, entryOverheadBytes, stringBytes } from "../../embeddings/lru.js";
-import { commonScopeReader, covers, inScope, type CommonScope, type RowScope, type SearchScope } from "./scope-coverage.js";
+import { commonScopeReader, inScope, type RowScope, type SearchScope } from "./scope-coverage.js";
 import { decodeVector, encodeVector } from "./vector-codes.js";
 
 /** Bytes of ids a collection's handle holds from its last full read: about 1.7 million 30-character ids. */
@@ -168,7 +168,7 @@ export function lanceRowCache(
   let vectorsFit = false;
   // The scope every row the last fill held is in (null: unknown, or none), and whether a search in it has
   // met a row of another scope since.
-  let commonScope: CommonScope | null = null;
+  let commonScope: RowScope | null = null;
   let strayed = false;
 
   async function readAll(readVectors: boolean): Promise<void> {
@@ -331,7 +331,7 @@ export function lanceRowCache(
       const readVectors = withVectors && !heldVectors;
       // The fill whose common scope is checked: one that ends during the search replaces its rows too.
       const checked = fragments;
-      const unscoped = scope !== undefined && !strayed && covers(commonScope, scope);
+      const unscoped = scope !== undefined && !strayed && commonScope !== null && inScope(commonScope, scope);
       let rows = await search(true, readVectors, !unscoped);
       let addresses = rows.getChild("_rowid")?.toArray() as BigUint64Array | undefined;
       let taken = addresses && (await idsOf(addresses));

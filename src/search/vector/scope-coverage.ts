@@ -6,27 +6,18 @@ export interface SearchScope {
   containers?: readonly string[];
 }
 
-/** The scope every row of a table is in: one workspace, and the containers every row is in. */
-export interface CommonScope {
-  workspaceId: string;
-  containers: ReadonlySet<string>;
-}
-
-/** One row's scope. */
+/**
+ * A row's scope: its workspace and containers. Rows share one too: their workspace and the containers
+ * every one of them is in; every row is in a search's scope when what they share is.
+ */
 export interface RowScope {
   workspaceId: string;
   containers: readonly string[];
 }
 
-/** Whether a row is in `scope`. */
+/** Whether a row (or every row sharing `row`) is in `scope`. */
 export const inScope = (row: RowScope, scope: SearchScope): boolean =>
   row.workspaceId === scope.workspaceId && (scope.containers === undefined || row.containers.some((c) => scope.containers!.includes(c)));
-
-/** Whether every row of a table whose rows share `common` (null: none) is in `scope`. */
-export const covers = (common: CommonScope | null, scope: SearchScope): boolean =>
-  common !== null &&
-  common.workspaceId === scope.workspaceId &&
-  (scope.containers === undefined || scope.containers.some((c) => common.containers.has(c)));
 
 /** UTF-8 strings: string i is bytes [ends[i], ends[i + 1]) of `bytes`. */
 interface Strings {
@@ -84,10 +75,10 @@ export function commonScopeReader() {
     },
 
     /** The scope of every row read; null before the first row or once they differ in workspace. */
-    common(): CommonScope | null {
+    common(): RowScope | null {
       if (workspace === null) return null;
       const text = new TextDecoder();
-      return { workspaceId: text.decode(workspace), containers: new Set(containers.map((c) => text.decode(c))) };
+      return { workspaceId: text.decode(workspace), containers: containers.map((c) => text.decode(c)) };
     },
   };
 }
