@@ -5,6 +5,7 @@ import { connect, type Connection, type Table } from "@lancedb/lancedb";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { lanceSchema, toArrowTable } from "../../src/search/vector/lance-records.js";
 import { lanceRowCache, type AddressedSearch, type LanceRowCache } from "../../src/search/vector/lance-row-cache.js";
+import { withWhere, type LanceWhere } from "../../src/search/vector/lance-filter.js";
 import type { SearchScope } from "../../src/search/vector/scope-coverage.js";
 import type { VectorRecord } from "../../src/search/vector/vector-index.js";
 import { prng } from "../../bench/lib/synthetic.js";
@@ -18,6 +19,9 @@ const record = (i: number, overrides: Partial<VectorRecord> = {}) => vectorRecor
 
 const upsert = (table: Table, records: VectorRecord[]) =>
   table.mergeInsert("id").whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(toArrowTable(schema, dims, records));
+
+/** No WHERE clause: the searches below choose their rows themselves. */
+const everywhere: LanceWhere = { scoped: "" };
 
 /** A vector search for every row, counting how often it ran by address and by id, and with vectors read. */
 function everyRow(table: Table, rows: number) {
@@ -34,31 +38,32 @@ function everyRow(table: Table, rows: number) {
 }
 
 /**
- * The 10 rows nearest `probe` in `scope`, searched with the scope's clauses or without them, as a row
- * cache asks; `scoped` lists how each run by address was asked.
+ * The 10 rows nearest `probe` in `scope` (`where`: its clauses, and none unscoped), searched with the
+ * clause a row cache asks for; `scoped` lists whether each run by address was asked with the scope's.
  */
 function nearestIn(table: Table, probe: Float32Array, scope: SearchScope) {
   const scoped: boolean[] = [];
   const clause = `workspace_id = '${scope.workspaceId}'${scope.containers ? ` AND array_has_any(containers, ['${scope.containers.join("', '")}'])` : ""}`;
-  const search: AddressedSearch = (byAddress, _, isScoped) => {
-    if (byAddress) scoped.push(isScoped);
+  const where: LanceWhere = { scoped: clause, unscoped: { where: "", scope } };
+  const search: AddressedSearch = (byAddress, _, asked) => {
+    if (byAddress) scoped.push(asked === clause);
     const q = table.vectorSearch(probe).distanceType("cosine").bypassVectorIndex().limit(10);
-    return (byAddress ? q.select(["_distance"]).withRowId() : q.select(["id", "_distance"])).where(isScoped ? clause : "true").toArrow();
+    return withWhere(byAddress ? q.select(["_distance"]).withRowId() : q.select(["id", "_distance"]), asked).toArrow();
   };
   // A search without hits yields an Arrow table without columns.
-  const expected = async () => ((await search(false, false, true)).getChild("id")?.toArray() ?? []) as string[];
-  return { scoped, search, expected };
+  const expected = async () => ((await search(false, false, clause)).getChild("id")?.toArray() ?? []) as string[];
+  return { scoped, search, where, expected };
 }
 
 /** The ids the same search returns reading the id column, in its order. */
 async function idsRead(table: Table, rows: number): Promise<string[]> {
-  const result = await everyRow(table, rows).search(false, false, true);
+  const result = await everyRow(table, rows).search(false, false, "");
   return result.getChild("id")!.toArray() as string[];
 }
 
 /** The vectors the same search returns reading the vector column, in its order. */
 async function vectorsRead(table: Table, rows: number): Promise<Float32Array[]> {
-  const result = await everyRow(table, rows).search(false, true, true);
+  const result = await everyRow(table, rows).search(false, true, "");
   return Array.from({ length: result.numRows }, (_, i) => result.getChild("vector")!.get(i)!.toArray() as Float32Array);
 }
 
@@ -77,7 +82,7 @@ const halfStep = 0.5 / 254 + 1e-7;
  */
 async function searchReadsVectors(rowCache: LanceRowCache, table: Table): Promise<boolean> {
   const every = everyRow(table, 200);
-  const { vectors } = await rowCache.search(every.search, true);
+  const { vectors } = await rowCache.search(every.search, everywhere, true);
   const read = await vectorsRead(table, 200);
   expect(every.runs).toMatchObject({ byAddress: 1, byId: 0 });
   if (every.runs.readingVectors > 0) expect(vectors).toEqual(read);
@@ -111,7 +116,7 @@ describe("lanceRowCache", () => {
     await rowCache.fill();
     expect(rowCache.held).toBe(200);
     const first = everyRow(reader, 400);
-    expect((await rowCache.search(first.search)).ids).toEqual(await idsRead(reader, 400));
+    expect((await rowCache.search(first.search, everywhere)).ids).toEqual(await idsRead(reader, 400));
     expect(first.runs).toEqual({ byAddress: 1, byId: 0, readingVectors: 0 });
 
     const writer = await table();
@@ -119,7 +124,7 @@ describe("lanceRowCache", () => {
     await writer.delete(`id IN ('${record(20).id}', '${record(21).id}')`);
     await writer.optimize();
     const after = everyRow(reader, 400);
-    const ids = (await rowCache.search(after.search)).ids;
+    const ids = (await rowCache.search(after.search, everywhere)).ids;
     expect(ids).toHaveLength(248);
     expect(ids).toEqual(await idsRead(reader, 400));
     // Every address moved: taken from the table, not searched again.
@@ -135,7 +140,7 @@ describe("lanceRowCache", () => {
     const writer = await table();
     await upsert(writer, Array.from({ length: 30 }, (_, i) => record(100 + i)));
     await writer.optimize();
-    await rowCache.search(everyRow(reader, 200).search);
+    await rowCache.search(everyRow(reader, 200).search, everywhere);
     // The search took the 130 moved rows; the refill it started reads them all again.
     await vi.waitFor(() => expect(rowCache.held).toBe(130));
   });
@@ -153,11 +158,11 @@ describe("lanceRowCache", () => {
     const rowCache = lanceRowCache(latest);
     const runs = { byAddress: 0, byId: 0 };
     const search: AddressedSearch = (byAddress, readVectors) =>
-      (byAddress ? everyRow(stale, 100) : everyRow(latest, 100)).search(byAddress, readVectors, true).finally(() => runs[byAddress ? "byAddress" : "byId"]++);
-    expect((await rowCache.search(search)).ids).toEqual(await idsRead(latest, 100));
+      (byAddress ? everyRow(stale, 100) : everyRow(latest, 100)).search(byAddress, readVectors, "").finally(() => runs[byAddress ? "byAddress" : "byId"]++);
+    expect((await rowCache.search(search, everywhere)).ids).toEqual(await idsRead(latest, 100));
     expect(runs).toEqual({ byAddress: 1, byId: 1 });
     // Vectors too: those of the addresses gone are read with the ids.
-    const withVectors = await rowCache.search(search, true);
+    const withVectors = await rowCache.search(search, everywhere, true);
     expect(withVectors.ids).toEqual(await idsRead(latest, 100));
     expect(withVectors.vectors).toEqual(await vectorsRead(latest, 100));
   });
@@ -171,7 +176,7 @@ describe("lanceRowCache", () => {
     await rowCache.fill();
     expect(rowCache.held).toBe(10);
     const every = everyRow(reader, 100);
-    expect((await rowCache.search(every.search)).ids).toEqual(await idsRead(reader, 100));
+    expect((await rowCache.search(every.search, everywhere)).ids).toEqual(await idsRead(reader, 100));
     expect(rowCache.held).toBe(10);
     expect(every.runs).toEqual({ byAddress: 1, byId: 0, readingVectors: 0 });
   });
@@ -188,7 +193,7 @@ describe("lanceRowCache", () => {
     const writer = await table();
     await upsert(writer, Array.from({ length: 20 }, (_, i) => record(100 + i)));
     const later = everyRow(reader, 200);
-    const mixed = await rowCache.search(later.search, true);
+    const mixed = await rowCache.search(later.search, everywhere, true);
     const read = await vectorsRead(reader, 200);
     expect(mixed.ids).toEqual(await idsRead(reader, 200));
     const written = mixed.ids.flatMap((id, i) => (Number(id.slice("mem_".length)) >= 100 ? [i] : []));
@@ -236,7 +241,7 @@ describe("lanceRowCache", () => {
     await rowCache.fill();
     expect(rowCache.held).toBe(5);
     const every = everyRow(reader, 10);
-    const ids = (await rowCache.search(every.search)).ids;
+    const ids = (await rowCache.search(every.search, everywhere)).ids;
     expect(ids).toEqual(await idsRead(reader, 10));
     expect(ids).toContain("mem_café");
     expect(every.runs).toEqual({ byAddress: 1, byId: 0, readingVectors: 0 });
@@ -252,7 +257,7 @@ describe("lanceRowCache", () => {
     const probe = new Float32Array(dims).fill(0.1);
     const search = async (scope: SearchScope) => {
       const nearest = nearestIn(reader, probe, scope);
-      const { ids } = await rowCache.search(nearest.search, false, scope);
+      const { ids } = await rowCache.search(nearest.search, nearest.where);
       expect(ids).toEqual(await nearest.expected());
       return nearest.scoped;
     };
@@ -266,7 +271,7 @@ describe("lanceRowCache", () => {
     const plain = lanceRowCache(reader);
     await plain.fill();
     const nearest = nearestIn(reader, probe, { workspaceId: "ws_a" });
-    await plain.search(nearest.search, false, { workspaceId: "ws_a" });
+    await plain.search(nearest.search, nearest.where);
     expect(nearest.scoped).toEqual([true]);
 
     // Another workspace's row, nearest of all, written since the fill: the unscoped search finds it and
@@ -287,7 +292,8 @@ describe("lanceRowCache", () => {
     expect(await search({ workspaceId: "ws_a", containers: ["main"] })).toEqual([false]);
     // One of a container the search is not in, taken before it came first, is known by its scope.
     await upsert(writer, [record(102, { containers: ["x"], vector: probe })]);
-    await rowCache.search(nearestIn(reader, probe, { workspaceId: "ws_a", containers: ["x"] }).search, false, { workspaceId: "ws_a", containers: ["x"] });
+    const inX = nearestIn(reader, probe, { workspaceId: "ws_a", containers: ["x"] });
+    await rowCache.search(inX.search, inX.where);
     expect(await search({ workspaceId: "ws_a", containers: ["main"] })).toEqual([false, true]);
   });
 });

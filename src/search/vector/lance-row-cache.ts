@@ -1,7 +1,8 @@
 import type { Table } from "@lancedb/lancedb";
 import type { Table as ArrowTable, Vector } from "apache-arrow";
 import { ByteLru, entryOverheadBytes, stringBytes } from "../../embeddings/lru.js";
-import { commonScopeReader, inScope, type RowScope, type SearchScope } from "./scope-coverage.js";
+import type { LanceWhere } from "./lance-filter.js";
+import { commonScopeReader, inScope, type RowScope } from "./scope-coverage.js";
 import { decodeVector, encodeVector } from "./vector-codes.js";
 
 /** Bytes of ids a collection's handle holds from its last full read: about 1.7 million 30-character ids. */
@@ -13,9 +14,9 @@ const takenBytes = 2 ** 20;
 
 /**
  * A search run for row addresses (`_rowid`, no `id` column) when `byAddress`, reading the `vector` column
- * when `readVectors`, and without the filter's workspace and container clauses unless `scoped`.
+ * when `readVectors`, with the WHERE clause `where` ("" for none).
  */
-export type AddressedSearch = (byAddress: boolean, readVectors: boolean, scoped: boolean) => Promise<ArrowTable>;
+export type AddressedSearch = (byAddress: boolean, readVectors: boolean, where: string) => Promise<ArrowTable>;
 
 /**
  * A run of one fragment's rows as one batch of a fill held them, in arrays of exactly their size (a
@@ -321,23 +322,25 @@ export function lanceRowCache(
       return rows;
     },
     /**
-     * Runs `search` for row addresses and returns its rows with their ids, and with their vectors when
-     * `withVectors` (read by the search unless this handle holds them); when an address is gone from the
-     * table, runs it again reading ids (and vectors). Unscoped first when every row is in `scope`.
+     * Runs `search` with `where` for row addresses and returns its rows with their ids, and with their
+     * vectors when `withVectors` (read by the search unless this handle holds them); when an address is
+     * gone from the table, runs it again reading ids (and vectors). Unscoped first when every row is in
+     * the unscoped clause's scope.
      */
-    async search(search: AddressedSearch, withVectors = false, scope?: SearchScope): Promise<{ rows: ArrowTable; ids: string[]; vectors: Float32Array[] | null }> {
+    async search(search: AddressedSearch, where: LanceWhere, withVectors = false): Promise<{ rows: ArrowTable; ids: string[]; vectors: Float32Array[] | null }> {
       const heldVectors = withVectors && holdsVectors;
       if (withVectors && !holdsVectors && vectorsFit && performance.now() - lastFill > refillAfterMs) fill().catch(() => undefined);
       const readVectors = withVectors && !heldVectors;
       // The fill whose common scope is checked: one that ends during the search replaces its rows too.
       const checked = fragments;
-      const unscoped = scope !== undefined && !strayed && commonScope !== null && inScope(commonScope, scope);
-      let rows = await search(true, readVectors, !unscoped);
+      const withoutScope = where.unscoped;
+      const unscoped = withoutScope !== undefined && !strayed && commonScope !== null && inScope(commonScope, withoutScope.scope);
+      let rows = await search(true, readVectors, unscoped ? withoutScope.where : where.scoped);
       let addresses = rows.getChild("_rowid")?.toArray() as BigUint64Array | undefined;
       let taken = addresses && (await idsOf(addresses));
-      if (unscoped && taken && (fragments !== checked || taken.some((t) => t.scope !== null && !inScope(t.scope, scope)))) {
+      if (unscoped && taken && (fragments !== checked || taken.some((t) => t.scope !== null && !inScope(t.scope, withoutScope.scope)))) {
         if (fragments === checked) strayed = true;
-        rows = await search(true, readVectors, true);
+        rows = await search(true, readVectors, where.scoped);
         addresses = rows.getChild("_rowid")?.toArray() as BigUint64Array | undefined;
         taken = addresses && (await idsOf(addresses));
       }
@@ -346,7 +349,7 @@ export function lanceRowCache(
       const ids = taken?.map((t) => t.id);
       const vectors = ids && withVectors ? (heldVectors ? await vectorsOf(addresses) : columnVectors(rows)) : null;
       if (ids && vectors !== undefined) return { rows, ids, vectors };
-      const again = await search(false, withVectors, true);
+      const again = await search(false, withVectors, where.scoped);
       const idColumn = again.getChild("id");
       return { rows: again, ids: Array.from({ length: again.numRows }, (_, i) => idColumn!.get(i) as string), vectors: withVectors ? columnVectors(again) : null };
     },

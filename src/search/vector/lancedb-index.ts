@@ -356,14 +356,10 @@ const fullTextIndexName = (column: string) => `${column}_fts_${lanceAnalyser.ver
  * `query_index`) with the WHERE clause it is given, read by row address (see lanceRowCache).
  */
 export async function vectorHits(rowCache: LanceRowCache, queries: number, k: number, where: LanceWhere, query: (where: string) => VectorQuery): Promise<VectorHit[][]> {
-  const { rows, ids } = await rowCache.search(
-    (byAddress, _, scoped) => {
-      const q = query(scoped ? where.scoped : where.unscoped!.where);
-      return (byAddress ? q.select(["_distance"]).withRowId() : q.select(["id", "_distance"])).limit(k).toArrow();
-    },
-    false,
-    where.unscoped?.scope,
-  );
+  const { rows, ids } = await rowCache.search((byAddress, _, clause) => {
+    const q = query(clause);
+    return (byAddress ? q.select(["_distance"]).withRowId() : q.select(["id", "_distance"])).limit(k).toArrow();
+  }, where);
   const hits: VectorHit[][] = Array.from({ length: queries }, () => []);
   // A search without hits yields an Arrow table without columns.
   const distances = rows.getChild("_distance");
@@ -393,18 +389,18 @@ function keywordHits({ rows, ids, vectors }: { rows: Awaited<ReturnType<Query["t
 export function bm25Searcher(table: Table, column: string, rowCache: LanceRowCache) {
   const search = (query: string, where: LanceWhere, limit: number, withVectors: boolean) =>
     rowCache.search(
-      (byAddress, readVectors, scoped) => {
+      (byAddress, readVectors, clause) => {
         const columns = readVectors ? ["vector", "_score"] : ["_score"];
         const q = withWhere(
           // A match query, never parsed: a string in double quotes would become a phrase query, which an
           // index without positions refuses (a 500 for any search quoting a word).
           table.query().fullTextSearch(new MatchQuery(query, column)),
-          scoped ? where.scoped : where.unscoped!.where,
+          clause,
         );
         return (byAddress ? q.select(columns).withRowId() : q.select(["id", ...columns])).limit(limit).toArrow();
       },
+      where,
       withVectors,
-      where.unscoped?.scope,
     );
   // While its full-text index holds no rows (a new table, until its first optimize), LanceDB 0.37 scans
   // the rows and cuts the scan at the limit before ranking: of 46 matches asked for 40, the best, scanned
