@@ -697,7 +697,7 @@ describe("LanceDB's temp directory", () => {
     const index = await openLanceIndex({ uri: dir, dimensions: dims });
     try {
       const scratch = process.env.TMPDIR!;
-      expect(path.basename(scratch)).toBe(`agentmem-lance-${process.pid}`);
+      expect(path.basename(scratch)).toBe(`agentmem-lance-scratch-${os.hostname()}-${process.pid}`);
       const rand = prng(21);
       // Past the ANN threshold: optimize() builds the IVF index, whose shuffle LanceDB 0.37 leaves behind.
       await index.upsert(Array.from({ length: 2000 }, (_, i) => record(rand, i)));

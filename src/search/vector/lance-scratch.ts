@@ -10,14 +10,45 @@ import path from "node:path";
 let scratch: string | undefined;
 let running = 0;
 
+// Named by host and process: a temp directory shared by containers (each with its own process ids) holds
+// each host's own, and only a process of the same host can tell whether the owner still runs.
+const scratchName = /^agentmem-lance-scratch-(.+)-(\d+)$/;
+const scratchNameOf = (host: string, pid: number) => `agentmem-lance-scratch-${host}-${pid}`;
+
 /** Points this process's temp directory (TMPDIR, which LanceDB's native code reads) at a directory of its own. */
 export function useLanceScratch(): void {
   if (scratch) return;
-  const dir = path.join(os.tmpdir(), `agentmem-lance-${process.pid}`);
+  const tmp = os.tmpdir();
+  const dir = path.join(tmp, scratchNameOf(os.hostname(), process.pid));
   mkdirSync(dir, { recursive: true });
   process.env.TMPDIR = dir;
   scratch = dir;
   process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
+  // The exit handler never runs in a process killed by a signal (SIGKILL, the OOM killer, a test runner
+  // ending its workers): its scratch, with any build's shuffle files, stays until a later process removes it.
+  removeOrphanedScratch(tmp).catch(() => undefined);
+}
+
+/** Whether a process with this id runs (one of another user's answers EPERM). */
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** Removes the scratch directories in `tmp` of this host's processes that no longer run; returns their names. */
+export async function removeOrphanedScratch(tmp: string, host = os.hostname()): Promise<string[]> {
+  const removed: string[] = [];
+  for (const name of await readdir(tmp)) {
+    const match = scratchName.exec(name);
+    if (!match || match[1] !== host || isRunning(Number(match[2]))) continue;
+    await rm(path.join(tmp, name), { recursive: true, force: true });
+    removed.push(name);
+  }
+  return removed;
 }
 
 /** Runs LanceDB index work (optimize, index builds); when none is left running, removes what the builds left behind. */
