@@ -20,7 +20,8 @@
 // detection on): recall per mode at concurrency 1 with a query never sent before (the query embedding is
 // in every number), hybrid at --concurrency, hybrid with each filter (type 1/6, tag 4%, metadata 0.125%, 0.5%, 2.5%
 // and 25%, a 30-day creation window 8%; each filter's p50/p95 is also printed against unfiltered hybrid's;
-// for each recall phase the CPU a recall costs, by where it goes, PostgreSQL's included),
+// for each recall phase the CPU a recall costs, by where it goes, PostgreSQL's included, and this process's
+// own as the load generator; at concurrency 8 also the rate at which the server's CPU alone fills the cores),
 // list pages (first, deep by page token, filtered), get by id, single creates, and hybrid recall for
 // --mixed-duration seconds while memories are created at --write-rate a second (the index folds new rows
 // meanwhile; the server's CPU per second is printed by where it goes). Semantic results are latency only:
@@ -117,8 +118,11 @@ interface Phase extends PhaseResult {
   loadAvg1m: number;
   /** The server's CPU ms per second of the phase, by where it went (the mixed phase only). */
   serverCpuMsPerS?: ServerCpuMs;
-  /** CPU ms a call, by where it went (the recall phases); postgres: all PostgreSQL processes on the machine. */
-  cpuMsPerCall?: ServerCpuMs & { postgres: number };
+  /**
+   * CPU ms a call, by where it went (the recall phases); postgres: all PostgreSQL processes on the machine;
+   * client: this process (the load generator), which shares the machine's cores with the server.
+   */
+  cpuMsPerCall?: ServerCpuMs & { postgres: number; client: number };
   written?: number;
 }
 
@@ -196,12 +200,25 @@ async function recallWhileWriting(m: Measure): Promise<Phase> {
 async function withCpuPerCall(m: Measure, run: () => Promise<Phase>): Promise<Phase> {
   const server = serverCpuMs(m.server.pid);
   const postgres = postgresCpuMs();
+  const client = process.cpuUsage();
   const p = await run();
   const calls = Math.max(p.ok, 1);
-  const cpu = { ...cpuBetween(server, serverCpuMs(m.server.pid), calls, 2), postgres: Number(((postgresCpuMs() - postgres) / calls).toFixed(2)) };
-  console.error(`    CPU ms a call: main ${cpu.main}, LanceDB ${cpu.lancedb}, other threads ${cpu.other}, model ${cpu.children}, PostgreSQL ${cpu.postgres}`);
+  const clientUsage = process.cpuUsage(client);
+  const perCall = (ms: number) => Number((ms / calls).toFixed(2));
+  const cpu = {
+    ...cpuBetween(server, serverCpuMs(m.server.pid), calls, 2),
+    postgres: perCall(postgresCpuMs() - postgres),
+    client: perCall((clientUsage.user + clientUsage.system) / 1000),
+  };
+  console.error(
+    `    CPU ms a call: main ${cpu.main}, LanceDB ${cpu.lancedb}, other threads ${cpu.other}, model ${cpu.children}, PostgreSQL ${cpu.postgres}; ` +
+      `server in all ${serverCpuPerCall(cpu).toFixed(2)}, client ${cpu.client}`,
+  );
   return { ...p, cpuMsPerCall: cpu };
 }
+
+/** The server's CPU ms a call: its threads, its model processes and PostgreSQL. */
+const serverCpuPerCall = (c: NonNullable<Phase["cpuMsPerCall"]>) => c.main + c.lancedb + c.other + c.children + c.postgres;
 
 async function measure(m: Measure, now: number): Promise<Phase[]> {
   const out: Phase[] = [];
@@ -307,14 +324,18 @@ function report(results: SizeResult[]): string {
   }
   const phaseRows = [["backend", "size", "phase", "conc", "req/s", "p50 ms", "p95 ms", "p99 ms", "calls", "errors", "load avg"]];
   const cpuRows = [["backend", "size", "created", "main thread", "LanceDB", "other threads", "model"]];
-  const perCallRows = [["backend", "size", "phase", "conc", "main thread", "LanceDB", "other threads", "model", "PostgreSQL"]];
+  const cores = availableParallelism();
+  const perCallRows = [["backend", "size", "phase", "conc", "main thread", "LanceDB", "other threads", "model", "PostgreSQL", "server in all", "client", `calls/s on ${cores} cores`]];
   for (const r of results) {
     for (const p of r.phases) {
       phaseRows.push([r.backend, String(r.size), p.phase, String(p.concurrency), p.reqPerS.toFixed(1), ms(p.p50Ms), ms(p.p95Ms), ms(p.p99Ms), String(p.ok), String(p.errors), String(p.loadAvg1m)]);
       const cpu = p.serverCpuMsPerS;
       if (cpu) cpuRows.push([r.backend, String(r.size), String(p.written), String(cpu.main), String(cpu.lancedb), String(cpu.other), String(cpu.children)]);
       const c = p.cpuMsPerCall;
-      if (c) perCallRows.push([r.backend, String(r.size), p.phase, String(p.concurrency), ...[c.main, c.lancedb, c.other, c.children, c.postgres].map(String)]);
+      if (c) {
+        const server = serverCpuPerCall(c);
+        perCallRows.push([r.backend, String(r.size), p.phase, String(p.concurrency), ...[c.main, c.lancedb, c.other, c.children, c.postgres].map(String), server.toFixed(2), String(c.client), p.concurrency >= cores ? ((cores * 1000) / server).toFixed(0) : ""]);
+      }
     }
   }
   return [
@@ -327,7 +348,9 @@ function report(results: SizeResult[]): string {
     "The server's CPU (ms a second) while recalling and writing:",
     alignedTable(cpuRows, [0]),
     "",
-    "CPU ms a recall by where it goes (PostgreSQL: every PostgreSQL process on this machine; PGlite runs in the main thread):",
+    "CPU ms a recall by where it goes (PostgreSQL: every PostgreSQL process on this machine; PGlite runs in the main thread; client: this",
+    "process, the load generator, on the same cores), and at a concurrency of at least the cores, the recalls a second the server's CPU",
+    "alone would fill them with:",
     alignedTable(perCallRows, [0, 2]),
     "",
     `Note: ${caveat}`,
