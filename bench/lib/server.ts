@@ -1,7 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
-import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import net from "node:net";
 import { tmpdir } from "node:os";
@@ -14,13 +13,10 @@ const readyTimeoutMs = 180_000;
 const stopTimeoutMs = 10_000;
 
 /**
- * The environment defaults `npm start` sets (`NAME=${NAME:-value}` in package.json's start script: the
- * allocator's settings), so a bench server allocates as a deployed one does; the environment overrides them.
+ * What `npm start` runs (`sh src/start.sh`), so a bench server allocates as a deployed one does: the script
+ * chooses the allocator and its settings, each only when the environment has none, and execs node.
  */
-export function startScriptDefaults(script: string): Record<string, string> {
-  return Object.fromEntries([...script.matchAll(/\b(\w+)=\$\{\1:-([^}]*)\}/g)].map((m) => [m[1]!, m[2]!]));
-}
-const startDefaults = startScriptDefaults(JSON.parse(readFileSync(path.join(repoRoot, "package.json"), "utf8")).scripts.start);
+export const startScript = "src/start.sh";
 
 export interface BenchServer {
   url: string;
@@ -33,19 +29,19 @@ export interface BenchServer {
 }
 
 /**
- * Starts `src/main.ts` as a child process on a free loopback port with a fresh data directory, so the
- * bench measures the real server in its own process, as deployed. Uses embedded PGlite storage unless
- * `databaseUrl` is given, with npm start's allocator settings unless the environment has its own. `env`
- * adds to or overrides the server's environment.
+ * Starts the server as `npm start` does (its script execs node: the child's pid is the server's) on a free
+ * loopback port with a fresh data directory, so the bench measures the real server in its own process, as
+ * deployed. Uses embedded PGlite storage unless `databaseUrl` is given, with npm start's allocator and
+ * settings unless the environment has its own (`LD_PRELOAD=` for glibc's). `env` adds to or overrides the
+ * server's environment.
  */
 export async function startServer(databaseUrl: string | undefined, env: Record<string, string> = {}): Promise<BenchServer> {
   const port = await freePort();
   const dataDir = await mkdtemp(path.join(tmpdir(), "agentmem-bench-"));
   const adminKey = `bench-admin-${randomBytes(16).toString("hex")}`;
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+  const child = spawn("sh", [startScript], {
     cwd: repoRoot,
     env: {
-      ...startDefaults,
       ...process.env,
       PORT: String(port),
       HOST: "127.0.0.1",

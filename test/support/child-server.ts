@@ -7,11 +7,12 @@ export interface ChildServer {
 }
 
 /**
- * Starts `src/main.ts` in a child process and resolves once it logs that it listens: no polling budget
- * that a loaded machine can outlast. Rejects, with what the server wrote to stderr, if it exits first.
+ * Starts `src/main.ts` (or `command`, which runs it) in a child process and resolves once it logs that it
+ * listens: no polling budget that a loaded machine can outlast. Rejects, with what the server wrote to
+ * stderr, if it exits first.
  */
-export function spawnServer(env: Record<string, string>): Promise<ChildServer> {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+export function spawnServer(env: Record<string, string | undefined>, command: readonly string[] = [process.execPath, "--import", "tsx", "src/main.ts"]): Promise<ChildServer> {
+  const child = spawn(command[0]!, command.slice(1), {
     env: { ...process.env, LOG_LEVEL: "info", REQUEST_LOG_LEVEL: "silent", LOG_FORMAT: "json", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
