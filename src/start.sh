@@ -4,7 +4,7 @@
 #
 # jemalloc when the system has it (Debian and Ubuntu: `apt-get install libjemalloc2`; Fedora: `dnf install
 # jemalloc`): LanceDB's searches spent a sixth of their CPU in glibc's malloc and free, and with jemalloc
-# hybrid recall at concurrency 8 ran 8 to 10% faster at 100k memories (README, Memory, Allocator). Its
+# hybrid recall at concurrency 8 ran about 8% faster at 100k memories (README, Memory, Allocator). Its
 # settings hold memory at or below glibc's below: two arenas; freed pages returned after a second by a
 # background thread, so an idle server returns them too; blocks over 128 KiB (LanceDB's batches) from an
 # arena that returns them when freed, as glibc's threshold does (without it 10k memories written through
