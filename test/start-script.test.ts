@@ -1,3 +1,4 @@
+import { once } from "node:events";
 import { existsSync, readFileSync } from "node:fs";
 import os from "node:os";
 import { afterEach, describe, expect, it } from "vitest";
@@ -19,8 +20,12 @@ function processOf(pid: number): { env: Map<string, string>; maps: string } {
 
 describe("npm start (src/start.sh)", () => {
   let server: ChildServer | undefined;
-  afterEach(() => {
-    server?.child.kill("SIGKILL");
+  // Stopped as an operator stops it: a killed server would leave its in-memory index's directory behind.
+  afterEach(async () => {
+    if (!server) return;
+    const exited = once(server.child, "exit");
+    server.child.kill("SIGTERM");
+    await exited;
     server = undefined;
   });
   const start = async (env: Record<string, string | undefined>) => {
