@@ -335,15 +335,18 @@ export function lanceRowCache(
       const checked = fragments;
       const withoutScope = where.unscoped;
       const unscoped = withoutScope !== undefined && !strayed && commonScope !== null && inScope(commonScope, withoutScope.scope);
-      let rows = await search(true, readVectors, unscoped ? withoutScope.where : where.scoped);
-      let addresses = rows.getChild("_rowid")?.toArray() as BigUint64Array | undefined;
-      let taken = addresses && (await idsOf(addresses));
-      if (unscoped && taken && (fragments !== checked || taken.some((t) => t.scope !== null && !inScope(t.scope, withoutScope.scope)))) {
+      // The search by address with `clause`, its rows' addresses and their ids (undefined: one is gone).
+      const byAddress = async (clause: string) => {
+        const rows = await search(true, readVectors, clause);
+        const addresses = rows.getChild("_rowid")?.toArray() as BigUint64Array | undefined;
+        return { rows, addresses, taken: addresses && (await idsOf(addresses)) };
+      };
+      let found = await byAddress(unscoped ? withoutScope.where : where.scoped);
+      if (unscoped && found.taken && (fragments !== checked || found.taken.some((t) => t.scope !== null && !inScope(t.scope, withoutScope.scope)))) {
         if (fragments === checked) strayed = true;
-        rows = await search(true, readVectors, where.scoped);
-        addresses = rows.getChild("_rowid")?.toArray() as BigUint64Array | undefined;
-        taken = addresses && (await idsOf(addresses));
+        found = await byAddress(where.scoped);
       }
+      const { rows, addresses, taken } = found;
       // A search without hits yields an Arrow table without columns.
       if (!addresses) return { rows, ids: [], vectors: withVectors ? [] : null };
       const ids = taken?.map((t) => t.id);
