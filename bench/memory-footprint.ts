@@ -15,10 +15,11 @@
 // before the server starts, then the server on that data); after the recall phases (semantic, keyword,
 // hybrid at concurrency 1 and 8 for --duration s each, every query new, so the query cache fills); then
 // every minute of a recall soak (hybrid at concurrency 4, new queries, one in ten repeated) for
-// --soak-minutes. --breakdown also starts idle servers with one model worker and with PostgreSQL's
-// default shared_buffers in PGlite, to price a worker and the buffers. --heap-snapshots writes the
-// server's V8 heap at idle and at the end (SIGUSR2, --heapsnapshot-signal) to bench/results/. --keep-data
-// makes the PGlite data directory inside DIR and leaves it there, to examine a run's data afterwards.
+// --soak-minutes, judged over its last 30 minutes against their mean and by its trend (bench/lib/soak.ts).
+// --breakdown also starts idle servers with one model worker and with PostgreSQL's default shared_buffers in
+// PGlite, to price a worker and the buffers. --heap-snapshots writes the server's V8 heap at idle and at the
+// end (SIGUSR2, --heapsnapshot-signal) to bench/results/. --keep-data makes the PGlite data directory inside
+// DIR and leaves it there, to examine a run's data afterwards.
 // Writes bench/results/memory-footprint.json.
 
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -35,6 +36,7 @@ import { load1m, loadTo, type Backend } from "./lib/scale-load.js";
 import { benchDatabase } from "./lib/scratch-database.js";
 import { serverMetric, untilIndexed } from "./lib/server-metrics.js";
 import { smapsSplit, type SmapsSplit } from "./lib/smaps.js";
+import { soakLine, soakSummary } from "./lib/soak.js";
 import { startServer, type BenchServer } from "./lib/server.js";
 import { Recorder } from "./lib/stats.js";
 import { syntheticMemory, syntheticQueries } from "./lib/synthetic.js";
@@ -273,8 +275,7 @@ async function main(): Promise<number> {
     }
   }
 
-  const soak = samples.filter((s) => s.phase.startsWith("soak"));
-  const soakRange = soak.length > 0 ? { minMb: Math.min(...soak.map((s) => s.rssMb)), maxMb: Math.max(...soak.map((s) => s.rssMb)), firstMb: soak[0]!.rssMb } : undefined;
+  const soak = soakSummary(samples.filter((s) => s.phase.startsWith("soak")));
   const rows = [["phase", "RSS MB", "heap used", "heap total", "external", "other", "LanceDB caches", "brk heap", "arenas", "reservations", "other anon", "libraries", "files", "load avg"]];
   for (const s of [...samples, ...breakdown]) {
     const m = s.mappings;
@@ -284,13 +285,11 @@ async function main(): Promise<number> {
     [
       `Server memory (${options.backend}, ${options.memories} memories by ${options.ingest} in ${ingestS.toFixed(0)} s${options.ingest === "api" ? `, all indexed ${indexCatchUpS.toFixed(0)} s later` : ""}; MB; external = V8 external incl. wasm, other = RSS - heap total - external, of which LanceDB caches from /metrics; then the same RSS by mapping from /proc/<pid>/smaps: brk heap and arenas = glibc malloc, reservations = wasm memories):`,
       alignedTable(rows, [0]),
-      ...(soakRange
-        ? [`Soak: RSS ${soakRange.minMb}-${soakRange.maxMb} MB over ${soak.length} min; drift from minute 1: ${(((soakRange.maxMb - soakRange.firstMb) / soakRange.firstMb) * 100).toFixed(1)}% up, ${(((soakRange.firstMb - soakRange.minMb) / soakRange.firstMb) * 100).toFixed(1)}% down`]
-        : []),
+      ...(soak ? [soakLine(soak)] : []),
       `Note: ${caveat}`,
     ].join("\n"),
   );
-  await save({ soak: soakRange ?? null });
+  await save({ soak: soak ?? null });
   console.log(`\nwritten to ${file}`);
   return 0;
 }
