@@ -281,6 +281,11 @@ export function createIndexer(
         .catch((err: unknown) => log.error({ err }, "vector index reconciliation failed"));
     },
     settled,
+    /** Resolves once the start's reconciliation and the drain of what it queued have ended. */
+    async started(): Promise<void> {
+      await starting;
+      await runs.settled();
+    },
     /** Stops background work and waits for what is running (reconciliation, a drain, an optimize) to end. */
     async stop(): Promise<void> {
       stopped = true;

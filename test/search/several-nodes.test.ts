@@ -190,6 +190,9 @@ describe("API-only nodes beside an indexing node", () => {
     // A read now: the readers' index handles look for newer versions again only boundMs from here.
     for (const reader of readers) expect(await recallFirst(reader, key, fact)).toBe(id);
     indexing = await startApp(site.config({ LANCEDB_READ_CONSISTENCY_MS: String(boundMs) }));
+    // The start's reconciliation runs beside the first drain: it may queue the memory again, and that job
+    // must be done before indexedAt too, or the last test's drain finds it younger than boundMs.
+    await indexing.indexer.started();
     await indexing.indexer.drain();
     indexedAt = performance.now();
     expect(await indexedIds(indexing.vectors)).toContain(id);
