@@ -46,14 +46,16 @@ export function soakSummary(samples: readonly SoakSample[], windowMinutes = 30):
     variance += (i - meanX) ** 2;
   }
   const slope = variance === 0 ? 0 : covariance / variance;
+  const minMb = Math.min(...rss);
+  const maxMb = Math.max(...rss);
   return {
     fromMinute: from + 1,
     toMinute: samples.length,
-    minMb: Math.min(...rss),
-    maxMb: Math.max(...rss),
+    minMb,
+    maxMb,
     meanMb: round1(mean),
-    belowMeanPct: round1((Math.min(...rss) / mean - 1) * 100),
-    aboveMeanPct: round1((Math.max(...rss) / mean - 1) * 100),
+    belowMeanPct: round1((minMb / mean - 1) * 100),
+    aboveMeanPct: round1((maxMb / mean - 1) * 100),
     trendMbPerMin: Math.round(slope * 100) / 100,
     trendPct: round1(((slope * (n - 1)) / mean) * 100),
     nonHeapMinMb: Math.min(...nonHeap),
