@@ -239,6 +239,37 @@ describe("reconciliation", () => {
     }
   });
 
+  it("started() resolves once the start's reconciliation and the drain of what it queued have ended", async () => {
+    const server = await startTestServer("pglite");
+    try {
+      const agent = rest(server.url, await server.createKey("acme", "agent-1"));
+      const ids = (await agent("POST", "/api/v1/agent/memories", { memories: ["Lisbon", "Oslo"].map((city) => ({ content: `The team offsite is in ${city}`, type: "fact" })) })).body.ids as string[];
+      await server.app.indexer.drain();
+      await server.app.indexer.stop();
+      await server.app.vectors.delete([ids[1]!]);
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      const indexer = createIndexer(
+        server.app.db,
+        { ...server.app.vectors, eachIdPage: async (size, fn) => (await held, server.app.vectors.eachIdPage(size, fn)) },
+        constantEmbedder,
+        pino({ level: "silent" }),
+      );
+      indexer.start();
+      let started = false;
+      const starting = indexer.started().then(() => (started = true));
+      await indexer.drain();
+      expect(started).toBe(false);
+      release();
+      await starting;
+      expect(await indexedIds(server.app.vectors)).toEqual(new Set(ids));
+      expect(await server.app.db.query("select memory_id from index_outbox where indexed_at is null")).toEqual([]);
+      await indexer.stop();
+    } finally {
+      await server.close();
+    }
+  });
+
   it.each(["lancedb", "pgvector"])("queues what the %s indexes lack and removes what storage lacks, page by page", async (vectorBackend) => {
     const server = await startTestServer("pglite", { VECTOR_BACKEND: vectorBackend });
     try {
