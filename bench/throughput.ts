@@ -3,9 +3,11 @@
 //   npm run bench -- [--duration 10] [--connections 32] [--sizes 1000,50000]
 //                    [--database-url postgres://user@host/db] [--timeout 600]
 //
-// Order: for each data size, seed up to it with batches of 100, then time get over REST and gRPC; then
-// time create (REST, gRPC) and batch create (REST). Writes come last so the get phases see exactly the
-// seeded sizes. Results are printed and written to bench/results/throughput-<backend>.json.
+// Order: for each data size, seed up to it with batches of 100 and wait until the indexer has written them
+// (its embedding and index writes would otherwise share the cores with the phases after; not with
+// INDEXER_ENABLED=false, where nothing indexes), then time get over REST and gRPC; then time create (REST,
+// gRPC) and batch create (REST). Writes come last so the get phases see exactly the seeded sizes. Results
+// are printed and written to bench/results/throughput-<backend>.json.
 
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -16,7 +18,8 @@ import { postJson } from "./lib/http-json.js";
 import { formatTable, runInfoOf, writeJson } from "./lib/report.js";
 import { restLoad, type RestLoad } from "./lib/rest-load.js";
 import { scratchDatabase } from "./lib/scratch-database.js";
-import { startServer } from "./lib/server.js";
+import { untilIndexed } from "./lib/server-metrics.js";
+import { startServer, type BenchServer } from "./lib/server.js";
 import { Recorder, type PhaseInfo, type PhaseResult } from "./lib/stats.js";
 import { onCleanUp, positiveOption, runBench, stopAfter } from "./lib/run.js";
 
@@ -24,6 +27,8 @@ const batchSize = 100; // the server's maximum
 const warmupS = 3;
 const maxErrorRate = 0.01;
 const memoriesPath = "/api/v1/agent/memories";
+/** The server inherits this environment: with INDEXER_ENABLED=false its backlog never empties. */
+const indexing = process.env.INDEXER_ENABLED !== "false";
 
 interface Options {
   durationS: number;
@@ -59,7 +64,7 @@ function parseOptions(argv: string[]): Options {
 /** Everything a phase needs: where to send load, and the data stored so far. */
 interface Bench {
   options: Options;
-  url: string;
+  server: BenchServer;
   key: string;
   grpc: MemoryGrpc;
   /** Memories stored in the database. */
@@ -81,7 +86,7 @@ const batchBody = (first: number, n: number) =>
 
 /** A timed REST phase: `connections` keep-alive connections sending the i-th request for `durationS`. */
 const timedRest = (b: Bench, rec: Recorder, request: RestLoad["request"]) =>
-  restLoad({ url: b.url, key: b.key, connections: b.options.connections, durationS: b.options.durationS, request }, rec);
+  restLoad({ url: b.server.url, key: b.key, connections: b.options.connections, durationS: b.options.durationS, request }, rec);
 
 /** A timed gRPC phase: as many calls in flight on one channel as REST has connections. */
 const timedGrpc = (b: Bench, rec: Recorder, call: (i: number) => Promise<unknown>) =>
@@ -96,7 +101,7 @@ async function seedTo(b: Bench, target: number): Promise<PhaseResult> {
   const calls = Math.ceil((target - from) / batchSize);
   const elapsedS = await closedLoop({ concurrency: b.options.connections, calls }, rec, async (i) => {
     const first = from + i * batchSize;
-    const res = await postJson(b.url + memoriesPath, b.key, batchBody(first, Math.min(batchSize, target - first)));
+    const res = await postJson(b.server.url + memoriesPath, b.key, batchBody(first, Math.min(batchSize, target - first)));
     if (res.status < 200 || res.status >= 300) throw new CallFailure(`HTTP ${res.status}`);
     seeded.push(...(res.body as { ids: string[] }).ids);
   });
@@ -172,7 +177,10 @@ async function runPhases(b: Bench): Promise<PhaseResult[]> {
     results.push(r);
   };
   for (const [n, size] of b.options.sizes.entries()) {
-    if (size > b.stored) await run((b) => seedTo(b, size));
+    if (size > b.stored) {
+      await run((b) => seedTo(b, size));
+      if (indexing) console.error(`  indexed ${b.stored} memories ${(await untilIndexed(b.server)).toFixed(1)} s after the seed`);
+    }
     if (n === 0) await warmUp(b);
     await run(restGet);
     await run(grpcGet);
@@ -207,7 +215,7 @@ async function main(): Promise<number> {
   const grpc = memoryGrpcClient(server.url, key);
   onCleanUp(() => grpc.close());
 
-  const results = await runPhases({ options, url: server.url, key, grpc, stored: 0, ids: [] });
+  const results = await runPhases({ options, server, key, grpc, stored: 0, ids: [] });
 
   console.log(formatTable(run, results));
   const file = fileURLToPath(new URL(`results/throughput-${backend}.json`, import.meta.url));
