@@ -62,7 +62,7 @@ const judgeMaxPairs = 20;
  * New memories whose nearest neighbours one index search looks up. LanceDB scans for all the vectors of
  * a search at once, each scan holding its own batches of rows: searches of a whole write (100 vectors)
  * at four writes in flight took the server to over 2 GB at 10k memories, and glibc kept most of it after
- * they ended (see README, Memory). While recalls search, LanceDB's index splits them further.
+ * they ended (see bench/README.md, Memory log). While recalls search, LanceDB's index splits them further.
  */
 const searchVectors = 10;
 

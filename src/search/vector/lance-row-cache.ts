@@ -129,7 +129,7 @@ export interface LanceRowCacheOptions {
 /**
  * The `id` of a LanceDB table's rows by their row address (`_rowid`), so a search returns addresses and
  * does not read its rows' ids from the data files: at 100k rows that read (a take) is a fixed cost of
- * about 1 ms of LanceDB's CPU a search (README, Benchmarks, session 25). While the table is small enough,
+ * about 1 ms of LanceDB's CPU a search (bench/README.md, session 25). While the table is small enough,
  * their vectors too, in 8 bits, so a full-text search whose hits' vectors are wanted (hybrid recall scores
  * keyword-only hits by cosine) need not read them (another take: at 100k, 1 ms of LanceDB's CPU a hybrid
  * recall, session 26). An address names one row version for the life of a table (a fragment id is never
@@ -146,7 +146,7 @@ export interface LanceRowCacheOptions {
  * With `readsScope`, a fill also finds the scope every row is in (one workspace, one container: a
  * self-hosted agent's table), and rows taken since are taken with theirs. A search in that scope then runs
  * without its workspace and container clauses, which cost about 1.1 ms of LanceDB's CPU a hybrid recall
- * at 100k rows (README, Benchmarks, session 27), and keeps its rows if every one is in the scope: its k
+ * at 100k rows (bench/README.md, session 27), and keeps its rows if every one is in the scope: its k
  * best are then the scoped search's k best. A row of another scope among them sends it to the scoped
  * search, and the searches after it too, until the next fill.
  */

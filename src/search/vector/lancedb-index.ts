@@ -208,7 +208,7 @@ const fullTextIndex = () => Index.fts({ ...lanceAnalyser.options, withPosition: 
  * last second). A scan holds LanceDB's threads until all its vectors are done and recalls' searches wait
  * behind it: during an API ingest at 10k memories, recall waited twice as long behind contradiction
  * searches of 10 vectors as behind searches of 1 or 2. Alone, bigger scans cost less per vector: bulk
- * ingest ran 8% slower at 10k, and 15% at 100k, with scans of 2 (README, Benchmarks).
+ * ingest ran 8% slower at 10k, and 15% at 100k, with scans of 2 (bench/README.md, Recall during a heavy ingest).
  */
 const scanVectorsWhileSearched = 2;
 const searchedWithinMs = 1_000;
