@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { jobVectorReader } from "../../src/memories/contradictions/job-vectors.js";
+import { vectorFromBytes } from "../../src/search/vector/records.js";
 import { backends, rest, startTestServer, type TestServer } from "../support/test-server.js";
 
 describe.each(backends)("the vectors of indexing jobs, read once (%s)", (backend) => {
@@ -12,7 +13,7 @@ describe.each(backends)("the vectors of indexing jobs, read once (%s)", (backend
     const res = await agent("POST", "/api/v1/agent/memories", { memories: [{ content: "The user works at Google", type: "fact" }, { content: "The deploy window is Friday", type: "fact" }] });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     const rows = await server.app.db.query<{ seq: string; vector: Uint8Array }>("select seq::text as seq, vector from index_outbox where vector is not null order by seq");
-    jobs = rows.map((r) => ({ seq: r.seq, vector: new Float32Array(r.vector.buffer.slice(r.vector.byteOffset, r.vector.byteOffset + r.vector.byteLength)) }));
+    jobs = rows.map((r) => ({ seq: r.seq, vector: vectorFromBytes(r.vector) }));
     expect(jobs).toHaveLength(2);
   });
   afterAll(() => server?.close());

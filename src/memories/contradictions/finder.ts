@@ -74,7 +74,7 @@ const searchVectors = 10;
 // memory in Postgres took 300 ms per write of 100 during a bulk ingest, on PGlite all of it on the event
 // loop, where recalls waited for it; reading the vectors and comparing them here takes a tenth of that.
 // Each job's vector is read once (jobVectorReader): read with every write, the pending jobs' vectors (up
-// to 200 of 2 KiB) held single creates at 32 in flight on PGlite to 42 to 55 a second, against 61 to 63
+// to 200 of 2 KiB) held single creates at 32 in flight on PGlite to 42 to 55 a second, against 61 to 67
 // read once and 70 without the read.
 const pendingLimit = 200;
 const pendingJobsSql = `

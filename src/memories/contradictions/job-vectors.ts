@@ -1,5 +1,5 @@
 import type { Sql } from "../../db/database.js";
-import { ByteLru, entryOverheadBytes } from "../../embeddings/lru.js";
+import { ByteLru, entryOverheadBytes, stringBytes } from "../../embeddings/lru.js";
 import { vectorFromBytes } from "../../search/vector/records.js";
 
 /** About 4,000 vectors of 512 dimensions: every workspace's pending jobs at the finder's limit, twenty times over. */
@@ -13,7 +13,7 @@ const jobVectorsSql = "select seq::text as seq, vector from index_outbox where s
  * without a vector (its write could not embed) maps to null.
  */
 export function jobVectorReader(db: Sql, maxBytes = defaultJobVectorsBytes) {
-  const kept = new ByteLru<string, Float32Array | null>(maxBytes, (seq, v) => entryOverheadBytes + seq.length + (v?.byteLength ?? 0));
+  const kept = new ByteLru<string, Float32Array | null>(maxBytes, (seq, v) => entryOverheadBytes + stringBytes(seq) + (v?.byteLength ?? 0));
   return async (seqs: readonly string[]): Promise<Map<string, Float32Array | null>> => {
     const found = new Map<string, Float32Array | null>();
     const missing: string[] = [];
