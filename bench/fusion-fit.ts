@@ -24,6 +24,7 @@ import { runRecall } from "../src/recall/recall-engine.js";
 import type { RecallQuery } from "../src/recall/recall-rules.js";
 import { relevance } from "../src/recall/scoring.js";
 import { keywordRelevance } from "../src/search/scoring.js";
+import { jobVectorReader } from "../src/memories/job-vectors.js";
 import { pendingReader } from "../src/recall/pending-candidates.js";
 import { ingestAgentFacts, loadAgentFacts } from "./lib/agent-facts.js";
 import { loadLocomo } from "./lib/locomo.js";
@@ -57,7 +58,7 @@ function queryOf(query: string, containers: string[]): RecallQuery {
 }
 
 async function candidatesOf(app: App, workspaceId: string, query: string, containers: string[], labelOf: Map<string, string>): Promise<Cand[]> {
-  const deps = { db: app.db, vectors: app.vectors, embedQuery: async (t: string) => (await app.model.embed([t]))[0]!, readPending: pendingReader(app.db) };
+  const deps = { db: app.db, vectors: app.vectors, embedQuery: async (t: string) => (await app.model.embed([t]))[0]!, readPending: pendingReader(app.db, jobVectorReader(app.db)) };
   const filter = { workspaceId, ...(containers.length ? { containers } : {}) };
   const result = await runRecall(deps, queryOf(query, containers), { workspaceId, container: null }, filter);
   return result.candidates.map((c) => ({

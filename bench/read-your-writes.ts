@@ -10,8 +10,8 @@
 //   importing   an import posts batches of 100 (two in flight) while the indexer works through them;
 //   at bound    the indexer stopped and 1,200 more memories written, so the pending read sees its bound
 //               (the workspace's newest 1,000 content jobs) on every recall.
-// In each phase the pending read alone (pendingReader: the SQL plus decoding) and the brute-force scoring
-// (withPending) are also timed directly, with the number of pending jobs seen. Writes
+// In each phase the pending read alone (pendingReader: the SQL, and the vectors of jobs its reader has not
+// read before) and the brute-force scoring (withPending) are also timed directly, with the number of pending jobs seen. Writes
 // bench/results/read-your-writes.json.
 
 import { mkdir, writeFile } from "node:fs/promises";
@@ -21,6 +21,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { startApp, type App } from "../src/app.js";
 import { loadConfig } from "../src/config.js";
+import { jobVectorReader } from "../src/memories/job-vectors.js";
 import { pendingReader, withPending } from "../src/recall/pending-candidates.js";
 import { onCleanUp, runBench, stopAfter } from "./lib/run.js";
 import { benchDatabase } from "./lib/scratch-database.js";
@@ -80,7 +81,7 @@ async function main(): Promise<number> {
 
   const queries = syntheticQueries(recalls * modes.length * 3 + 10);
   let nextQuery = 0;
-  const readPending = pendingReader(app.db);
+  const readPending = pendingReader(app.db, jobVectorReader(app.db));
   const results: Array<Record<string, unknown>> = [];
 
   async function measure(phase: string): Promise<void> {

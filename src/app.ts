@@ -21,6 +21,7 @@ import type { Embedder } from "./embeddings/embedder.js";
 import { cachedQueryEmbedder } from "./embeddings/query-cache.js";
 import { cachingEmbedder } from "./embeddings/text-cache.js";
 import { createContradictionFinder } from "./memories/contradictions/finder.js";
+import { jobVectorReader } from "./memories/job-vectors.js";
 import { createJudge } from "./memories/contradictions/judge.js";
 import { purgeIdempotencyKeys } from "./memories/idempotency.js";
 import { memoryService } from "./memories/memory-service.js";
@@ -168,6 +169,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     const calls = inFlightGate("the server");
     const guard = { auth, log: fastify.log, admission, calls };
     const embedQuery = cachedQueryEmbedder(model, config.EMBEDDING_CACHE_BYTES);
+    const jobVectors = jobVectorReader(db);
     const recall = recallService({
       db,
       vectors,
@@ -179,7 +181,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
           )
         : null,
       rerankCandidates: config.RERANK_CANDIDATES,
-      readPending: pendingReader(db),
+      readPending: pendingReader(db, jobVectors),
       traces,
       receiptsEnabled: config.RECEIPTS_ENABLED,
       usage,
@@ -197,7 +199,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
           )
         : null;
     const findContradictions = config.CONTRADICTIONS_ENABLED
-      ? createContradictionFinder({ db, vectors, embedder, judge, log: fastify.log, candidates: config.CONTRADICTION_CANDIDATES })
+      ? createContradictionFinder({ db, vectors, embedder, judge, log: fastify.log, candidates: config.CONTRADICTION_CANDIDATES, jobVectors })
       : null;
     const tokens = createTokenCounter();
     opened.unshift(tokens);

@@ -2,9 +2,9 @@ import type { Scope } from "../accounts/container-scope.js";
 import type { Sql } from "../db/database.js";
 import { addMetadataConditions, scopeConditions } from "../memories/memory-list.js";
 import type { MetadataFilter } from "../memories/metadata-filter.js";
+import type { JobVectorReader } from "../memories/job-vectors.js";
 import { latestContentJobs } from "../memories/memory-store.js";
 import { bm25Term, cosine } from "../search/scoring.js";
-import { vectorFromBytes } from "../search/vector/records.js";
 import type { KeywordHit, VectorFilter, VectorHit } from "../search/vector/vector-index.js";
 
 // Read-your-writes. A write commits its memory and an indexing job carrying the vector the write path
@@ -78,8 +78,12 @@ function filterConditions(scope: Scope, { filter, metadata }: PendingQuery) {
   return c;
 }
 
-/** Reads the workspace's newest content jobs with what recall needs to score their memories. */
-export function pendingReader(sql: Sql): PendingReader {
+/**
+ * Reads the workspace's newest content jobs with what recall needs to score their memories. The jobs'
+ * vectors come from `jobVectors`, which reads each job's once: at the bound, reading 1,000 vectors with
+ * every recall took the read from about 10 ms to 32 (bench/README.md, Read-your-writes).
+ */
+export function pendingReader(sql: Sql, jobVectors: JobVectorReader): PendingReader {
   return async (scope, query) => {
     // Usually nothing is pending: the partial index answers that for a tenth of the full read's cost,
     // most of which is planning it (2.5 ms on PGlite with an empty outbox).
@@ -92,16 +96,16 @@ export function pendingReader(sql: Sql): PendingReader {
     const limit = c.param(pendingScanLimit);
     const words = c.param(query.keywordQuery);
     const vectors = c.param(query.vectors);
-    // Vectors (2 KiB each) are read only for the jobs that pass the filters, and only when scored by meaning;
-    // term frequencies only for memories that contain a query word.
-    const rows = await sql.query<{ id: string; matches: boolean; vector: Uint8Array | null; length: number | null; tf: Record<string, number> | null; corpus: string | null }>(
+    // A job's vector is wanted only for a memory that passes the filters, when scored by meaning; term
+    // frequencies only for memories that contain a query word.
+    const rows = await sql.query<{ id: string; matches: boolean; seq: string | null; length: number | null; tf: Record<string, number> | null; corpus: string | null }>(
       `with recent as materialized (${latestContentJobs(workspace, limit)}),
        query as materialized (
          select coalesce(array_agg(lexeme), '{}') as lexemes,
            coalesce(string_agg(quote_literal(lexeme), ' | '), '')::tsquery as q
          from unnest(to_tsvector('english', coalesce(${words}::text, ''))))
        select r.memory_id as id, f.matches,
-         case when f.matches and ${vectors}::boolean and m.version = r.version then (select o.vector from index_outbox o where o.seq = r.seq) end as vector,
+         case when f.matches and ${vectors}::boolean and m.version = r.version then r.seq::text end as seq,
          case when f.matches then length(m.tsv) end as length,
          case when f.matches and ${words}::text is not null and m.tsv @@ (select q from query) then (
            select jsonb_object_agg(u.lexeme, coalesce(array_length(u.positions, 1), 1))
@@ -112,14 +116,19 @@ export function pendingReader(sql: Sql): PendingReader {
        cross join lateral (select coalesce(${c.where}, false) as matches) f`,
       c.params,
     );
+    const seqs = rows.flatMap((r) => (r.seq === null ? [] : [r.seq]));
+    const vectorOf = seqs.length > 0 ? await jobVectors(seqs) : new Map<string, Float32Array | null>();
+    // A job gone from the outbox since the statement was indexed meanwhile: its memory is left to the index,
+    // which recall searches after this read returns. (Kept, it would drop the index's hit without a vector.)
+    const current = rows.filter((r) => r.seq === null || vectorOf.has(r.seq));
     // Only the words pending memories hold are counted, and only when there are such memories.
     const held = new Set<string>();
-    for (const r of rows) if (r.matches && r.tf) for (const lexeme of Object.keys(r.tf)) held.add(lexeme);
+    for (const r of current) if (r.matches && r.tf) for (const lexeme of Object.keys(r.tf)) held.add(lexeme);
     return {
-      rows: rows.map((r) => ({
+      rows: current.map((r) => ({
         id: r.id,
         matches: r.matches,
-        vector: r.vector ? vectorFromBytes(r.vector) : null,
+        vector: r.seq === null ? null : vectorOf.get(r.seq)!,
         length: r.length ?? 0,
         termFrequencies: r.tf ?? {},
       })),

@@ -2,6 +2,7 @@ import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newId } from "../../src/ids.js";
 import { createContradictionFinder } from "../../src/memories/contradictions/finder.js";
+import { jobVectorReader } from "../../src/memories/job-vectors.js";
 import { constantEmbedder } from "../support/constant-embedder.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
 
@@ -14,7 +15,7 @@ describe("contradiction finder", () => {
 
   it("lets other work run while it compares the memories of a large write", async () => {
     const { db, vectors } = server.app;
-    const find = createContradictionFinder({ db, vectors, embedder: constantEmbedder, judge: null, log: pino({ level: "silent" }), candidates: 8, sliceMs: 1 });
+    const find = createContradictionFinder({ db, vectors, embedder: constantEmbedder, judge: null, log: pino({ level: "silent" }), candidates: 8, jobVectors: jobVectorReader(db), sliceMs: 1 });
     // 300 memories are 44,850 pairs: hundreds of milliseconds of rules, about a third of the call.
     const words = ["billing", "search", "gateway", "ledger", "mailer", "catalog", "reports", "auth"];
     const write = Array.from({ length: 300 }, (_, i) => ({

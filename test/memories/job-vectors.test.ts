@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { jobVectorReader } from "../../src/memories/contradictions/job-vectors.js";
+import { jobVectorReader } from "../../src/memories/job-vectors.js";
 import { vectorFromBytes } from "../../src/search/vector/records.js";
 import { backends, rest, startTestServer, type TestServer } from "../support/test-server.js";
 

@@ -4,8 +4,8 @@ import { eventLoopSlices, type EventLoopSlices } from "../../event-loop-slices.j
 import type { Embedder } from "../../embeddings/embedder.js";
 import { cosine } from "../../search/scoring.js";
 import type { VectorHit, VectorIndex } from "../../search/vector/vector-index.js";
+import type { JobVectorReader } from "../job-vectors.js";
 import { findActiveMemories, latestContentJobs } from "../memory-store.js";
-import { jobVectorReader } from "./job-vectors.js";
 import type { Judge } from "./judge.js";
 import { compareStatements, type Verdict } from "./rules.js";
 import { noStatement, statementOf, type Statement } from "./statement.js";
@@ -44,6 +44,8 @@ export interface FinderOptions {
   log: FastifyBaseLogger;
   /** Nearest memories taken from each search, per new memory. */
   candidates: number;
+  /** The vectors of pending jobs, read once (shared with recall's pending read). */
+  jobVectors: JobVectorReader;
   /** Milliseconds the rules run before letting other work on the event loop run (default defaultSliceMs). */
   sliceMs?: number;
 }
@@ -118,8 +120,6 @@ interface Pair {
 export type ContradictionFinder = (workspaceId: string, memories: readonly NewMemory[]) => Promise<FoundContradiction[]>;
 
 export function createContradictionFinder(opts: FinderOptions): ContradictionFinder {
-  const vectorsOfJobs = jobVectorReader(opts.db);
-
   async function embed(memories: readonly NewMemory[]): Promise<Float32Array[] | null> {
     try {
       return await opts.embedder.embed(memories.map((m) => m.content));
@@ -159,7 +159,7 @@ export function createContradictionFinder(opts: FinderOptions): ContradictionFin
     if (rows.length === 0) return out;
     // A vector of another length (another model's) is no vector to compare with.
     const dimensions = vectors?.[0]?.length ?? 0;
-    const jobVector = dimensions > 0 ? await vectorsOfJobs(rows.flatMap((r) => (r.seq === null ? [] : [r.seq]))) : new Map<string, Float32Array | null>();
+    const jobVector = dimensions > 0 ? await opts.jobVectors(rows.flatMap((r) => (r.seq === null ? [] : [r.seq]))) : new Map<string, Float32Array | null>();
     const jobs: PendingMemory[] = rows.map((r) => {
       const vector = r.seq === null ? null : jobVector.get(r.seq);
       return { id: r.id, containers: r.containers, vector: vector?.length === dimensions ? vector : null };

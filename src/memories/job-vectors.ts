@@ -1,20 +1,26 @@
-import type { Sql } from "../../db/database.js";
-import { ByteLru, entryOverheadBytes, stringBytes } from "../../embeddings/lru.js";
-import { vectorFromBytes } from "../../search/vector/records.js";
+import type { Sql } from "../db/database.js";
+import { ByteLru, entryOverheadBytes, stringBytes } from "../embeddings/lru.js";
+import { vectorFromBytes } from "../search/vector/records.js";
 
-/** About 4,000 vectors of 512 dimensions: every workspace's pending jobs at the finder's limit, twenty times over. */
+/**
+ * About 4,000 vectors of 512 dimensions: four workspaces' pending jobs at recall's bound (pendingScanLimit),
+ * twenty at the contradiction finder's.
+ */
 export const defaultJobVectorsBytes = 8 * 2 ** 20;
 
 const jobVectorsSql = "select seq::text as seq, vector from index_outbox where seq = any($1::bigint[])";
 
+export type JobVectorReader = (seqs: readonly string[]) => Promise<Map<string, Float32Array | null>>;
+
 /**
  * Reads the vectors indexing jobs carry, by job (`index_outbox.seq`), each from Postgres once: a job is one
  * write's, and its vector never changes. A job gone from the outbox (indexed since) is left out; a job
- * without a vector (its write could not embed) maps to null.
+ * without a vector (its write could not embed) maps to null. One reader serves recall's pending read and
+ * the contradiction finder, which read the same jobs.
  */
-export function jobVectorReader(db: Sql, maxBytes = defaultJobVectorsBytes) {
+export function jobVectorReader(db: Sql, maxBytes = defaultJobVectorsBytes): JobVectorReader {
   const kept = new ByteLru<string, Float32Array | null>(maxBytes, (seq, v) => entryOverheadBytes + stringBytes(seq) + (v?.byteLength ?? 0));
-  return async (seqs: readonly string[]): Promise<Map<string, Float32Array | null>> => {
+  return async (seqs) => {
     const found = new Map<string, Float32Array | null>();
     const missing: string[] = [];
     for (const seq of seqs) {
