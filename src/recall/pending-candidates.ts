@@ -80,8 +80,9 @@ function filterConditions(scope: Scope, { filter, metadata }: PendingQuery) {
 
 /**
  * Reads the workspace's newest content jobs with what recall needs to score their memories. The jobs'
- * vectors come from `jobVectors`, which reads each job's once: at the bound, reading 1,000 vectors with
- * every recall took the read from about 10 ms to 32 (bench/README.md, Read-your-writes).
+ * vectors come from `jobVectors`, which reads each job's once: read with every recall, the 1,000 vectors
+ * at the bound held a hybrid recall's pending read at 60 ms p50, against 19 read once (bench/README.md,
+ * Read-your-writes).
  */
 export function pendingReader(sql: Sql, jobVectors: JobVectorReader): PendingReader {
   return async (scope, query) => {
