@@ -10,7 +10,8 @@ export const defaultJobVectorsBytes = 8 * 2 ** 20;
 
 const jobVectorsSql = "select seq::text as seq, vector from index_outbox where seq = any($1::bigint[])";
 
-export type JobVectorReader = (seqs: readonly string[]) => Promise<Map<string, Float32Array | null>>;
+/** Takes the seqs of the jobs whose vectors are wanted; null stands for a row with no job to read, and is skipped. */
+export type JobVectorReader = (seqs: readonly (string | null)[]) => Promise<Map<string, Float32Array | null>>;
 
 /**
  * Reads the vectors indexing jobs carry, by job (`index_outbox.seq`), each from Postgres once: a job is one
@@ -24,6 +25,7 @@ export function jobVectorReader(db: Sql, maxBytes = defaultJobVectorsBytes): Job
     const found = new Map<string, Float32Array | null>();
     const missing: string[] = [];
     for (const seq of seqs) {
+      if (seq === null) continue;
       const vector = kept.get(seq);
       if (vector === undefined) missing.push(seq);
       else found.set(seq, vector);

@@ -117,8 +117,7 @@ export function pendingReader(sql: Sql, jobVectors: JobVectorReader): PendingRea
        cross join lateral (select coalesce(${c.where}, false) as matches) f`,
       c.params,
     );
-    const seqs = rows.flatMap((r) => (r.seq === null ? [] : [r.seq]));
-    const vectorOf = seqs.length > 0 ? await jobVectors(seqs) : new Map<string, Float32Array | null>();
+    const vectorOf = await jobVectors(rows.map((r) => r.seq));
     // A job gone from the outbox since the statement was indexed meanwhile: its memory is left to the index,
     // which recall searches after this read returns. (Kept, it would drop the index's hit without a vector.)
     const current = rows.filter((r) => r.seq === null || vectorOf.has(r.seq));

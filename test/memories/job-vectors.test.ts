@@ -31,10 +31,10 @@ describe.each(backends)("the vectors of indexing jobs, read once (%s)", (backend
     expect((await jobVectorReader(server.app.db)([changed!.seq])).get(changed!.seq)).toEqual(new Float32Array(changed!.vector.length).fill(0.5));
   });
 
-  it("leaves out a job gone from the outbox and answers null for a job without a vector", async () => {
+  it("leaves out a job gone from the outbox and a null seq, and answers null for a job without a vector", async () => {
     const [, other] = jobs;
     await server.app.db.query("update index_outbox set vector = null where seq = $1", [other!.seq]);
-    const answers = await jobVectorReader(server.app.db)([other!.seq, "999999999"]);
+    const answers = await jobVectorReader(server.app.db)([other!.seq, "999999999", null]);
     expect([...answers.entries()]).toEqual([[other!.seq, null]]);
   });
 });

@@ -159,7 +159,7 @@ export function createContradictionFinder(opts: FinderOptions): ContradictionFin
     if (rows.length === 0) return out;
     // A vector of another length (another model's) is no vector to compare with.
     const dimensions = vectors?.[0]?.length ?? 0;
-    const jobVector = dimensions > 0 ? await opts.jobVectors(rows.flatMap((r) => (r.seq === null ? [] : [r.seq]))) : new Map<string, Float32Array | null>();
+    const jobVector = dimensions > 0 ? await opts.jobVectors(rows.map((r) => r.seq)) : new Map<string, Float32Array | null>();
     const jobs: PendingMemory[] = rows.map((r) => {
       const vector = r.seq === null ? null : jobVector.get(r.seq);
       return { id: r.id, containers: r.containers, vector: vector?.length === dimensions ? vector : null };
