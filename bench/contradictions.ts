@@ -1,19 +1,30 @@
-// Precision and recall of the offline contradiction detector on the labelled pairs in
-// bench/data/contradictions.jsonl (contradictions and near misses, every fourth pair held out from tuning).
+// Precision and recall of the offline update detector on labelled (older, newer) pairs:
+//   - bench/data/contradictions.jsonl: 273 pairs, mostly one sentence frame with a slot changed; every
+//     fourth pair held out from tuning (its `split`);
+//   - ../shared/data/agent-memory/updates.json: 40 natural pairs (dev);
+//   - bench/data/updates-dev.jsonl: 100 natural pairs written by someone who never saw the detector (dev);
+//   - bench/data/updates-heldout.jsonl: 90 natural pairs written by someone who never saw the detector,
+//     never tuned on (held out).
+// Each pair's cosine comes from the built-in model, as the service computes it for its candidates.
 //
-//   npx tsx bench/contradictions.ts [--show-errors] [--show-heldout-errors] [--locomo /work/shared/data/locomo/locomo10.json]
+//   npx tsx bench/contradictions.ts [--show-errors] [--show-heldout-errors] [--no-embed]
+//                                   [--locomo /work/shared/data/locomo/locomo10.json]
 //
-// --show-errors lists the errors on the dev split (and the LoCoMo turns that would be shadowed);
-// --show-heldout-errors those on the held-out split, to read only once tuning is over.
+// --show-errors lists the errors on the dev splits (and the LoCoMo turns that would be shadowed);
+// --show-heldout-errors those on the held-out splits, to read only once tuning is over. --no-embed
+// scores every pair at cosine 0 (the rules alone).
 //
-// Prints per-category and per-split tables and writes bench/results/contradictions.json. Then, when the
-// LoCoMo file exists, a false-alarm check on natural conversation: every turn against every earlier turn
-// of its conversation (no candidate search, so an upper bound), counting the turns that would be
-// shadowed. Pure CPU, about a minute.
+// Prints per-set, per-category and per-rule tables and writes bench/results/contradictions.json. Then,
+// when the LoCoMo file exists, a false-alarm check on natural conversation: every turn against every
+// earlier turn of its conversation (no candidate search, so an upper bound), counting the turns that
+// would be shadowed. Pure CPU apart from the model, about a minute.
 
 import { access, mkdir, readFile, writeFile } from "node:fs/promises";
+import { cpus } from "node:os";
 import { parseArgs } from "node:util";
-import { compareStatements, detectContradiction, type Verdict } from "../src/memories/contradictions/rules.js";
+import { UseLiteEmbedder } from "../src/embeddings/use-lite-embedder.js";
+import { assessPair, type PairAssessment, type Verdict } from "../src/memories/contradictions/rules.js";
+import { cosine } from "../src/search/scoring.js";
 import { statementOf } from "../src/memories/contradictions/statement.js";
 import { loadLocomo } from "./lib/locomo.js";
 import { alignedTable } from "./lib/table.js";
@@ -28,7 +39,26 @@ interface Pair {
 }
 
 interface Scored extends Pair {
+  set: string;
+  similarity: number;
+  assessed: PairAssessment | null;
   predicted: Verdict | null;
+}
+
+const sets = [
+  { name: "contradictions.jsonl", file: new URL("./data/contradictions.jsonl", import.meta.url), split: null },
+  { name: "updates.json", file: new URL("../../shared/data/agent-memory/updates.json", import.meta.url), split: "dev" as const },
+  { name: "updates-dev.jsonl", file: new URL("./data/updates-dev.jsonl", import.meta.url), split: "dev" as const },
+  { name: "updates-heldout.jsonl", file: new URL("./data/updates-heldout.jsonl", import.meta.url), split: "heldout" as const },
+];
+
+async function loadSet(set: (typeof sets)[number]): Promise<Pair[]> {
+  const text = await readFile(set.file, "utf8").catch(() => null);
+  if (text === null) return [];
+  const rows: Pair[] = text.trimStart().startsWith("{\n") || text.trimStart().startsWith('{"about"')
+    ? (JSON.parse(text) as { pairs: Pair[] }).pairs.map((p, i) => ({ ...p, id: i + 1 }))
+    : text.trim().split("\n").map((line) => JSON.parse(line) as Pair);
+  return rows.map((p) => ({ ...p, split: set.split ?? p.split }));
 }
 
 interface Counts {
@@ -61,16 +91,49 @@ async function main() {
     options: {
       "show-errors": { type: "boolean", default: false },
       "show-heldout-errors": { type: "boolean", default: false },
+      "no-embed": { type: "boolean", default: false },
       locomo: { type: "string", default: "/work/shared/data/locomo/locomo10.json" },
     },
   });
-  const text = await readFile(new URL("./data/contradictions.jsonl", import.meta.url), "utf8");
-  const pairs = text.trim().split("\n").map((line) => JSON.parse(line) as Pair);
-  const scored: Scored[] = pairs.map((p) => ({ ...p, predicted: detectContradiction(p.older, p.newer) }));
+  const loaded = await Promise.all(sets.map(async (set) => ({ set: set.name, pairs: await loadSet(set) })));
+  const embedder = values["no-embed"] ? null : await UseLiteEmbedder.create({ batchSize: 64, workers: 1, threads: 2 });
+  const scoredSets: Scored[] = [];
+  for (const { set, pairs } of loaded) {
+    const vectors = embedder ? await embedder.embed(pairs.flatMap((p) => [p.older, p.newer])) : null;
+    pairs.forEach((p, i) => {
+      const similarity = vectors ? cosine(vectors[2 * i]!, vectors[2 * i + 1]!) : 0;
+      const assessed = assessPair(statementOf(p.older), statementOf(p.newer), similarity);
+      scoredSets.push({ ...p, set, similarity, assessed, predicted: assessed?.kind === "update" ? assessed.verdict : null });
+    });
+  }
+  await embedder?.close();
+  console.log("Offline update detector: labelled pairs\n");
+  const bySet = Object.fromEntries(
+    sets.flatMap((set) => {
+      const rows = scoredSets.filter((r) => r.set === set.name);
+      return rows.length === 0 ? [] : [[set.name, { dev: count(rows.filter((r) => r.split === "dev")), heldout: count(rows.filter((r) => r.split === "heldout")), all: count(rows) }]];
+    }),
+  );
+  console.log(
+    alignedTable([
+      ["set", "split", "pairs", "TP", "FP", "FN", "TN", "precision", "recall", "F1", "kept", "doubtful"],
+      ...Object.entries(bySet).flatMap(([name, splits]) =>
+        Object.entries(splits)
+          .filter(([, c]) => c.n > 0)
+          .map(([split, c]) => {
+            const rows = scoredSets.filter((r) => r.set === name && (split === "all" || r.split === split));
+            const kinds = (k: string) => String(rows.filter((r) => r.assessed?.kind === k).length);
+            return [name, split, String(c.n), String(c.tp), String(c.fp), String(c.fn), String(c.tn), fmt(c.precision), fmt(c.recall), fmt(c.f1), kinds("kept"), kinds("doubtful")];
+          }),
+      ),
+    ]),
+  );
+  const scored = scoredSets.filter((r) => r.set === "contradictions.jsonl");
+  const pairs = scored;
 
   const splits = { dev: scored.filter((s) => s.split === "dev"), heldout: scored.filter((s) => s.split === "heldout"), all: scored };
   const bySplit = Object.fromEntries(Object.entries(splits).map(([name, rows]) => [name, count(rows)]));
-  console.log("Offline contradiction detector: labelled pairs (bench/data/contradictions.jsonl)\n");
+  console.log("\nbench/data/contradictions.jsonl by split\n");
   console.log(
     alignedTable([
       ["split", "pairs", "TP", "FP", "FN", "TN", "precision", "recall", "F1"],
@@ -103,14 +166,14 @@ async function main() {
     ], [0, 1]),
   );
 
-  const rules = [...new Set(scored.flatMap((s) => (s.predicted ? [s.predicted.rule] : [])))];
+  const rules = [...new Set(scoredSets.flatMap((s) => (s.predicted ? [s.predicted.rule] : [])))];
   const byRule = Object.fromEntries(
     rules.map((rule) => {
-      const flagged = scored.filter((s) => s.predicted?.rule === rule);
+      const flagged = scoredSets.filter((s) => s.predicted?.rule === rule);
       return [rule, { flagged: flagged.length, correct: flagged.filter((s) => s.contradiction).length }];
     }),
   );
-  console.log("\nBy rule that fired (precision of each rule)\n");
+  console.log("\nBy rule that fired, every set (precision of each rule)\n");
   console.log(
     alignedTable([
       ["rule", "flagged", "correct", "precision"],
@@ -118,20 +181,21 @@ async function main() {
     ]),
   );
 
-  const errors = scored.filter((s) => (s.predicted !== null) !== s.contradiction);
+  const errors = scoredSets.filter((s) => (s.predicted !== null) !== s.contradiction);
   // Held-out errors are listed only on request, so that tuning looks at the dev split alone.
   const shown = errors.filter((e) => (e.split === "dev" && values["show-errors"]) || (e.split === "heldout" && values["show-heldout-errors"]));
   if (shown.length > 0) {
     console.log("\nErrors:");
     for (const e of shown) {
-      console.log(`  #${e.id} [${e.split}/${e.category}] ${e.contradiction ? "missed" : "false alarm"}: "${e.older}" / "${e.newer}"${e.predicted ? ` (${e.predicted.reason})` : ""}`);
+      const why = e.assessed ? ` (${e.assessed.kind}: ${e.assessed.kind === "update" ? e.assessed.verdict.reason : e.assessed.reason})` : "";
+      console.log(`  ${e.set} #${e.id} [${e.split}/${e.category}] ${e.contradiction ? "missed" : "false alarm"} at cosine ${e.similarity.toFixed(2)}: "${e.older}" / "${e.newer}"${why}`);
     }
   }
   const natural = await naturalFalseAlarms(values.locomo!, values["show-errors"]!);
   await mkdir(new URL("./results/", import.meta.url), { recursive: true });
   await writeFile(
     new URL("./results/contradictions.json", import.meta.url),
-    JSON.stringify({ bySplit, byCategory, byRule, natural, errors: errors.map((e) => ({ id: e.id, split: e.split, category: e.category, expected: e.contradiction, reason: e.predicted?.reason ?? null })) }, null, 2) + "\n",
+    JSON.stringify({ cpu: cpus()[0]?.model, bySet, bySplit, byCategory, byRule, natural, errors: errors.map((e) => ({ set: e.set, id: e.id, split: e.split, category: e.category, expected: e.contradiction, reason: e.predicted?.reason ?? null })) }, null, 2) + "\n",
   );
 }
 
@@ -150,7 +214,8 @@ async function naturalFalseAlarms(file: string, show: boolean) {
     for (let j = 0; j < texts.length; j++) {
       for (let i = 0; i < j; i++) {
         pairs++;
-        const v = compareStatements(statements[i]!, statements[j]!);
+        const a = assessPair(statements[i]!, statements[j]!);
+        const v = a?.kind === "update" ? a.verdict : null;
         if (v && !shadowed.has(i)) {
           shadowed.add(i);
           flagged.push(`"${texts[i]}" / "${texts[j]}" (${v.reason})`);

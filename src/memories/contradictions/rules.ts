@@ -1,13 +1,15 @@
 import { diffHunks, type Hunk } from "./diff.js";
 import { negations, statusWords } from "./lexicon.js";
 import { statementOf, type Statement, type Token } from "./statement.js";
+import { qualifiersClash } from "./gist.js";
+import { assessGist, assessStatements, type FrameRule } from "./update-rules.js";
 
 // The offline contradiction rules over two statements about (perhaps) the same thing. A contradiction is
 // the same sentence frame with one incompatible difference: its polarity flipped (negation, opposite), a
 // preference reversed, or one value slot holding another number, date or name. Anything else (added
 // detail, a second value for a many-valued attribute, a different subject or attribute) is not one.
 
-export type ContradictionRule = "negation" | "opposite" | "preference" | "number" | "date" | "value";
+export type ContradictionRule = "negation" | "opposite" | "preference" | "number" | "date" | "value" | FrameRule;
 
 export interface Verdict {
   rule: ContradictionRule;
@@ -24,6 +26,10 @@ const ruleConfidence: Record<ContradictionRule, number> = {
   number: 0.85,
   date: 0.85,
   value: 0.8,
+  attribute: 0.8,
+  change: 0.85,
+  removal: 0.85,
+  topic: 0.75,
 };
 
 const valueKinds = { number: "number", time: "date", name: "value" } as const;
@@ -266,6 +272,38 @@ function compareWhole(older: Statement, newer: Statement, minShared = 1): Verdic
   return valueVerdict(older, newer, hunks, replaced[0]!, shared) ?? wholeValueVerdict(older, newer, shared);
 }
 
+/** What the detector makes of a pair: an update (with its verdict), a near miss kept beside, or a doubt. */
+export type PairAssessment =
+  | { kind: "update"; verdict: Verdict }
+  | { kind: "kept"; reason: string }
+  | { kind: "doubtful"; reason: string };
+
+/**
+ * Whether `newer` updates `older`: the sentence rules first (one frame, one slot changed), then the
+ * statements' frames (subject, attribute, value, markers). `similarity` is the two texts' cosine, which
+ * decides between two values of a predicate outside the taxonomy (0 when unknown).
+ */
+export function assessPair(older: Statement, newer: Statement, similarity = 0): PairAssessment | null {
+  const sentence = compareStatements(older, newer);
+  if (sentence) return { kind: "update", verdict: sentence };
+  if (older.gist && newer.gist && qualifiersClash(older.gist.qualifiers, newer.gist.qualifiers)) {
+    return { kind: "kept", reason: `another attribute: ${[...newer.gist.qualifiers].join(", ")}, not ${[...older.gist.qualifiers].join(", ")}` };
+  }
+  let framed = assessStatements(older.frames, newer.frames, similarity);
+  // A frame's near miss stands; otherwise the topic may still show a change no frame names.
+  // …unless both frames name attributes and none is shared: "the user's manager Priya moved to Potsdam".
+  const named = (s: Statement) => s.frames.some((f) => f.attribute !== null);
+  const attributesDiffer = named(older) && named(newer) && !older.frames.some((o) => newer.frames.some((n) => o.attribute?.id === n.attribute?.id));
+  if (framed?.kind !== "update" && framed?.kind !== "kept" && !attributesDiffer && older.gist && newer.gist) {
+    framed = assessGist(older.gist, newer.gist, similarity) ?? framed;
+  }
+  if (framed?.kind !== "update") return framed;
+  const score = Math.round(ruleConfidence[framed.rule] * 1000) / 1000;
+  return { kind: "update", verdict: { rule: framed.rule, score, reason: framed.reason } };
+}
+
 /** Convenience over raw texts (the service keeps statements to compare one text with many). */
-export const detectContradiction = (older: string, newer: string): Verdict | null =>
-  compareStatements(statementOf(older), statementOf(newer));
+export const detectContradiction = (older: string, newer: string, similarity = 0): Verdict | null => {
+  const assessed = assessPair(statementOf(older), statementOf(newer), similarity);
+  return assessed?.kind === "update" ? assessed.verdict : null;
+};

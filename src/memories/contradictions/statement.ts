@@ -1,3 +1,5 @@
+import { readText, type Frame } from "./frames.js";
+import type { Gist } from "./gist.js";
 import {
   abbreviations,
   additiveMarkers,
@@ -48,6 +50,8 @@ export const noStatement: Statement = {
   pastEvent: false,
   replaces: null,
   clauses: [],
+  frames: [],
+  gist: null,
 };
 
 export interface Statement {
@@ -76,6 +80,10 @@ export interface Statement {
   replaces: string[] | null;
   /** Its clauses (split at ",", ";" and "and"), when it has two to four; otherwise empty. */
   clauses: Statement[];
+  /** What each clause says of what (see frames.ts); empty for clauses and long texts. */
+  frames: Frame[];
+  /** Its topic and markers (see gist.ts); null for clauses and long texts. */
+  gist: Gist | null;
 }
 
 /** A light suffix stripper: enough to make "lives", "lived" and "living" one word. */
@@ -169,6 +177,9 @@ const clauseSeparator = /[,;]\s*(?:and\s)?|\sand\s/i;
 export function statementOf(text: string): Statement {
   const statement = clauseStatement(text);
   if (text.length > maxClauseTextChars) return statement;
+  const reading = readText(text);
+  statement.frames = reading.frames;
+  statement.gist = reading.gist;
   const parts = text.split(clauseSeparator);
   if (parts.length >= 2 && parts.length <= maxClauses) statement.clauses = parts.map((p) => clauseStatement(p.trim()));
   return statement;
@@ -239,6 +250,8 @@ function clauseStatement(text: string): Statement {
     pastEvent: reportsEvent(lowerWords),
     replaces: replacedValue(lowerWords, tokens, wordIndex),
     clauses: [],
+    frames: [],
+    gist: null,
   };
 }
 

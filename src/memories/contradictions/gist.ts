@@ -1,0 +1,152 @@
+import type { Word } from "./nlp.js";
+import { additionPhrases, additionWords, tentativeWords } from "./taxonomy.js";
+
+// What a statement is about and whether it announces a change, for updates whose attribute no frame
+// names: "Billing service CI migrated from Jenkins to GitHub Actions" after "Builds for the billing
+// service run on Jenkins". The topic is the statement's names and nouns; the guards are what makes a
+// look-alike (another relative or environment, an addition, a plan, a past state).
+
+export interface Gist {
+  /** Lemmas of its names, nouns and identifiers, less generic ones ("user", "team", "week"). */
+  topic: Set<string>;
+  /** The topic words of its subject (before its first verb). */
+  subject: Set<string>;
+  /** The topic words that are names without digits (people, products, places). */
+  names: Set<string>;
+  /** The topic words near its change: the subject and what follows the change verb ("dropped iTerm2"). */
+  changed: Set<string>;
+  /** The lemma of the change verb, or the marker. */
+  changeKey: string | null;
+  /** Identifiers with digits ("v2", "PLAT-2231"): two different ones name two things. */
+  identifiers: Set<string>;
+  /** The change it announces, as written ("migrated", "no longer", "from now on"), or null. */
+  change: string | null;
+  /** "also", "another", "as well": it adds. */
+  addition: boolean;
+  /** "may", "is considering", "plans to": not a change yet. */
+  tentative: boolean;
+  /** "used to", "previously", "worked … until 2022": what was, not what changed. */
+  past: boolean;
+  /** Relatives and other people it speaks of ("sister", "colleague"): another subject than the user. */
+  relations: Set<string>;
+  /** Qualifiers that pick one of several alike attributes ("work" / "personal" email, "staging" / "production"). */
+  qualifiers: Set<string>;
+}
+
+/** Verbs (lemmas) that announce a change of what holds. */
+const changeVerbs = new Set([
+  "switch", "move", "migrate", "upgrade", "downgrade", "raise", "increase", "lower", "decrease", "reduce", "cut", "rename",
+  "replace", "swap", "drop", "quit", "leave", "take", "transfer", "change", "convert", "rewrite", "retire", "deprecate",
+  "suspend", "close", "reopen", "resolve", "cancel", "disable", "enable", "pass", "hand", "slip", "postpone", "delay",
+  "reschedule", "extend", "become", "stop", "sell", "promote", "demote", "relocate", "shift", "bump", "archive", "sunset",
+  "terminate", "revoke", "shorten", "lengthen", "halve", "double", "abandon", "ditch", "phase", "turn", "give",
+]);
+/** Particles that make a verb a change: "went up", "took over", "gave up", "handed over", "turned off". */
+const changeParticles = new Map([["go", ["up", "down", "back"]], ["take", ["over"]], ["give", ["up"]], ["hand", ["over"]], ["turn", ["off", "on"]], ["phase", ["out"]], ["pass", ["to"]]]);
+const particleVerbs = new Set(changeParticles.keys());
+const changeWords = new Set(["now", "nowadays", "anymore", "instead"]);
+/** Particles after which a change verb is no change: "stopped by the coffee shop". */
+const notChangeParticles = new Map([["stop", ["by", "at", "in", "for"]], ["drop", ["by", "in", "off"]], ["turn", ["to", "into", "up"]]]);
+const changePhrases = ["no longer", "these days", "from now on", "as of", "any more", "going forward", "not anymore"];
+const tentativeLemmas = new Set(["plan", "consider", "evaluate", "think", "hope", "propose", "intend", "explore", "discuss", "debate"]);
+const pastWords = new Set(["previously", "formerly", "once", "originally", "until"]);
+
+const genericTopics = new Set([
+  "user", "team", "company", "people", "person", "everyone", "everything", "thing", "work", "day", "week", "month", "year",
+  "time", "today", "morning", "afternoon", "evening", "night", "weekend", "start", "end", "way", "one", "lot", "part", "new",
+  "old", "current", "all", "rest", "spring", "summer", "autumn", "winter", "q1", "q2", "q3", "q4",
+  "gb", "mb", "kb", "tb", "ms", "second", "minute", "hour", "percent", "%", "$", "euro", "dollar", "usd", "eur",
+]);
+/** One qualifier written two ways. */
+const qualifierSynonyms = new Map([["prod", "production"], ["dev", "development"], ["annually", "annual"], ["yearly", "annual"], ["dr", "disaster-recovery"]]);
+export const relationWords = new Set([
+  "sister", "brother", "mother", "father", "mom", "mum", "dad", "parent", "son", "daughter", "child", "kid", "wife", "husband",
+  "partner", "girlfriend", "boyfriend", "cousin", "aunt", "uncle", "grandmother", "grandfather", "friend", "colleague",
+  "coworker", "neighbour", "neighbor", "roommate", "flatmate", "cofounder", "niece", "nephew", "sibling", "spouse", "fiance", "fiancee",
+]);
+/** Groups of qualifiers: two statements qualified from one group differently are about two attributes. */
+const qualifierGroups = [
+  ["work", "personal", "home", "private", "business", "office"],
+  ["staging", "production", "prod", "dev", "development", "test", "testing", "qa", "sandbox", "preview"],
+  ["read", "write"],
+  ["monthly", "yearly", "annual", "annually", "weekly", "daily"],
+  ["primary", "secondary", "backup", "replica", "standby", "disaster-recovery", "dr", "failover"],
+  ["ios", "android", "web", "desktop", "mobile"],
+  ["frontend", "backend"],
+  ["internal", "external", "public", "private"],
+];
+const qualifierGroup = new Map(qualifierGroups.flatMap((g, i) => g.map((w) => [w, i] as const)));
+
+export function gistOf(words: readonly Word[]): Gist {
+  const lowerText = ` ${words.map((w) => w.lower).join(" ")} `;
+  const topic = new Set<string>();
+  const subject = new Set<string>();
+  const names = new Set<string>();
+  const changed = new Set<string>();
+  const identifiers = new Set<string>();
+  const relations = new Set<string>();
+  const qualifiers = new Set<string>();
+  let change: string | null = changePhrases.find((p) => lowerText.includes(` ${p} `)) ?? null;
+  let changeKey: string | null = change;
+  let changeAt = -1;
+  const firstVerb = words.findIndex((w, i) => i > 0 && (w.pos === "VERB" || w.pos === "AUX"));
+  let tentative = false;
+  let past = lowerText.includes(" used to ");
+  words.forEach((w, i) => {
+    const next = words[i + 1];
+    const identifier = /\d/.test(w.text) && /\p{L}/u.test(w.text);
+    if (w.pos === "PROPN" || w.pos === "NOUN" || identifier) {
+      // A capitalised first word is tagged a name: "Sprints are …" is "sprint".
+      const t = identifier ? w.lower : i === 0 && w.pos === "PROPN" && w.lower.length > 4 && w.lower.endsWith("s") ? w.lower.slice(0, -1) : w.lemma;
+      if (!genericTopics.has(t) && t.length > 1) {
+        topic.add(t);
+        if (w.pos === "PROPN" && !identifier) names.add(t);
+        if (i < firstVerb) subject.add(t);
+        if (identifier) identifiers.add(t);
+      }
+    }
+    if (relationWords.has(w.lemma)) relations.add(w.lemma);
+    const qualifier = qualifierGroup.has(w.lower) ? w.lower : qualifierGroup.has(w.lemma) ? w.lemma : null;
+    if (qualifier) qualifiers.add(qualifierSynonyms.get(qualifier) ?? qualifier);
+    if (!change && (w.pos === "VERB" || (w.pos === "NOUN" && i > 0 && next?.pos === "ADP"))) {
+      const particle = changeParticles.get(w.lemma);
+      const isChange = particleVerbs.has(w.lemma) ? particle?.includes(next?.lower ?? "") : changeVerbs.has(w.lemma) && !notChangeParticles.get(w.lemma)?.includes(next?.lower ?? "");
+      if (isChange) {
+        change = w.text;
+        changeKey = w.lemma;
+        changeAt = i;
+      }
+    }
+    if (!change && changeWords.has(w.lower)) change = changeKey = w.text.toLowerCase();
+    // "has a new mobile number": a new value of something already known.
+    if (!change && w.lower === "new" && (next?.pos === "NOUN" || next?.pos === "ADJ")) change = changeKey = "new";
+    if ((w.pos === "AUX" && tentativeWords.has(w.lower)) || (w.pos === "VERB" && tentativeLemmas.has(w.lemma)) || w.lower === "if" || w.lower === "maybe") tentative = true;
+    if (pastWords.has(w.lower)) past = true;
+  });
+  const addition = additionPhrases.some((p) => lowerText.includes(` ${p} `)) || words.some((w, i) => isAddition(w, words[i + 1]));
+  // What the change verb acts on: the subject and the next few words ("dropped iTerm2", "moved off Jira").
+  for (const t of subject) changed.add(t);
+  if (changeAt >= 0) {
+    for (const w of words.slice(changeAt + 1, changeAt + 5)) {
+      const t = /\d/.test(w.text) ? w.lower : w.lemma;
+      if (topic.has(t)) changed.add(t);
+    }
+  } else for (const t of topic) changed.add(t);
+  return { topic, subject, names, changed, changeKey, identifiers, change, addition, tentative, past, relations, qualifiers };
+}
+
+/** "also", "as well"; "another", "other", "a second" only before a noun ("his other account"); "too" not in "too many". */
+export function isAddition(w: Word, next: Word | undefined): boolean {
+  if (!additionWords.has(w.lower)) return false;
+  if (w.lower === "too") return !["ADJ", "ADV"].includes(next?.pos ?? "");
+  if (["another", "second", "other", "extra"].includes(w.lower)) return ["NOUN", "PROPN", "ADJ"].includes(next?.pos ?? "");
+  return true;
+}
+
+/** Two qualifier sets that pick different attributes of one group. */
+export function qualifiersClash(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
+  for (const x of a) {
+    for (const y of b) if (x !== y && qualifierGroup.get(x) === qualifierGroup.get(y)) return true;
+  }
+  return false;
+}

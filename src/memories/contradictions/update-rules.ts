@@ -1,0 +1,149 @@
+import type { Frame } from "./frames.js";
+import { qualifiersClash, type Gist } from "./gist.js";
+import { dietExcludes, periodWords } from "./taxonomy.js";
+
+// Whether a newer statement updates an older one, read from their frames (see frames.ts): the same entity,
+// the same single-valued attribute and another value; or a change that names the old value. An addition,
+// another entity, a many-valued attribute, a plan or a past state is not an update: such a pair is kept
+// beside, with why. A pair the frames cannot settle (the same entity, an attribute outside the taxonomy,
+// another value) is doubtful: the judge, when configured, decides it.
+
+export type FrameRule = "attribute" | "change" | "removal" | "topic";
+
+export type FrameAssessment =
+  | { kind: "update"; rule: FrameRule; reason: string; score: number }
+  | { kind: "kept"; reason: string }
+  | { kind: "doubtful"; reason: string };
+
+/**
+ * Sentence similarity (the embedder's cosine) above which two values of one predicate outside the
+ * taxonomy are of one kind ("prefers tea" / "prefers coffee", not "prefers dark mode" / "prefers short answers").
+ */
+export const sameKindSimilarity = 0.7;
+
+const overlaps = (a: readonly string[], b: readonly string[]) => a.some((t) => b.includes(t));
+const sameTokens = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((t) => b.includes(t));
+/** One value holds the other: "Rotterdam" / "Rotterdam near Kralingse Plas" adds detail. */
+const contains = (a: readonly string[], b: readonly string[]) => b.length > 0 && b.every((t) => a.includes(t));
+const isNumber = (t: string) => /\d/.test(t);
+const quote = (s: string) => (s.length > 60 ? `${s.slice(0, 57)}…` : s);
+
+/** How `newer` bears on `older`, or null when they are about different things. */
+export function assessFrames(older: Frame, newer: Frame, similarity: number): FrameAssessment | null {
+  if (older.entity === "" || older.entity !== newer.entity) {
+    if (older.attribute && newer.attribute && older.attribute.id === newer.attribute.id && older.entity !== newer.entity && older.attribute.single) {
+      return { kind: "kept", reason: `another subject: ${older.attribute.label} of ${newer.entityText}, not of ${older.entityText}` };
+    }
+    return null;
+  }
+  const label = (older.attribute ?? newer.attribute)?.label ?? older.predicate.replace(/^\w+:/, "");
+  const subject = `${label} of ${older.entityText}`;
+  if (newer.tentative) return { kind: "kept", reason: `a plan, not a change (${subject})` };
+  if (older.past || newer.past) return { kind: "kept", reason: `a past state, not a change (${subject})` };
+  if (older.negative || newer.negative) return null;
+
+  const a = older.attribute;
+  const b = newer.attribute;
+  const sameAttribute = a && b ? a.id === b.id : false;
+  // "is vegetarian" → "eats meat again": what the diet rules out.
+  if (a?.id === "diet" && newer.predicate === "verb:eat" && older.value.some((d) => dietExcludes.get(d)?.some((food) => newer.value.includes(food)))) {
+    return update("attribute", `diet of ${older.entityText}: ${older.valueText} → eats ${newer.valueText}`);
+  }
+  // A change that names the old value: "from Fridays to Tuesdays", "replaced Jenkins with …", "sold the Golf".
+  const mayName = newer.setter || sameAttribute || a === null || b === null;
+  if (mayName && newer.old && newer.old.length > 0 && overlaps(newer.old, older.value)) {
+    if (!sameTokens(newer.value, older.value) && newer.value.length > 0) {
+      return update("change", `${subject}: ${older.valueText} → ${newer.valueText} (${newer.change ?? "changed"} from ${newer.oldText})`);
+    }
+  }
+  if (mayName && newer.removes && newer.value.length > 0 && overlaps(newer.value, older.value) && !older.removes) {
+    return update("removal", `${subject}: ${older.valueText} is gone (${newer.change ?? "removed"} ${newer.valueText})`);
+  }
+
+  const setterMeets = !sameAttribute && newer.setter && (b === null || a === null || a.id === b.id);
+  const samePredicate = !a && !b && older.predicate === newer.predicate;
+  if (!sameAttribute && !setterMeets && !samePredicate) return null;
+  if (newer.addition) return { kind: "kept", reason: `an addition ("${newer.addition}"): ${subject}` };
+  if (older.scope !== newer.scope && (older.scope !== "" || newer.scope !== "")) {
+    return { kind: "kept", reason: `another scope: ${subject} for ${newer.scope || "everything"}, not for ${older.scope || "everything"}` };
+  }
+  const attr = a ?? b;
+  if (attr && !attr.single && !newer.change && !newer.setter) return { kind: "kept", reason: `${attr.label} can hold several values: ${subject}` };
+  if (newer.value.length === 0 || older.value.length === 0 || sameTokens(older.value, newer.value)) return null;
+  // The same change told of two things ("cancelled a reservation at Nopa" / "… at Zuni"): two events.
+  if (samePredicate && older.change !== null && older.change.toLowerCase() === newer.change?.toLowerCase()) return null;
+  if (contains(newer.value, older.value) || contains(older.value, newer.value)) return { kind: "kept", reason: `more detail, same value: ${subject}` };
+  // "3.99 euros a month" / "29 euros a year": numbers per another period are another attribute.
+  const periods = (v: readonly string[]) => v.filter((t) => periodWords.has(t)).join(" ");
+  if (periods(older.value) !== periods(newer.value)) return { kind: "kept", reason: `another period: ${subject}` };
+  const change = `${subject}: ${quote(older.valueText)} → ${quote(newer.valueText)}${newer.change ? ` (${newer.change})` : ""}`;
+  // Two values are of one kind when both are times, or numbers of one unit, or one name's versions
+  // ("PostgreSQL 14" / "PostgreSQL 16"); otherwise by the embedder's similarity of the two statements.
+  const words = (v: readonly string[]) => v.filter((t) => !isNumber(t));
+  const oneKind =
+    older.valueKind === newer.valueKind &&
+    (older.valueKind === "time" ||
+      (older.valueKind === "number" && sameTokens(words(older.value), words(newer.value))) ||
+      (overlaps(words(older.value), words(newer.value)) && older.value.some(isNumber) && newer.value.some(isNumber)));
+  const similar = similarity >= sameKindSimilarity;
+  if (sameAttribute && attr!.single && (!attr!.broad || oneKind || similar)) return update("attribute", change);
+  // The setter's attribute is the older statement's; a predicate outside the taxonomy needs a change marker.
+  if ((setterMeets || (samePredicate && newer.change)) && (oneKind || similar)) return update("attribute", change);
+  return { kind: "doubtful", reason: change };
+}
+
+function update(rule: FrameRule, reason: string): FrameAssessment {
+  return { kind: "update", rule, reason, score: rule === "attribute" ? 0.8 : 0.85 };
+}
+
+/** The strongest assessment over every pair of clauses: an update first, then a near miss, then a doubt. */
+export function assessStatements(older: readonly Frame[], newer: readonly Frame[], similarity: number): FrameAssessment | null {
+  let best: FrameAssessment | null = null;
+  const rank = { update: 3, kept: 2, doubtful: 1 } as const;
+  for (const n of newer) {
+    for (const o of older) {
+      const a = assessFrames(o, n, similarity);
+      if (a && (!best || rank[a.kind] > rank[best.kind])) best = a;
+      if (best?.kind === "update") return best;
+    }
+  }
+  return best;
+}
+
+/**
+ * Similarity above which a statement that announces a change replaces an older one on its topic. Both
+ * come from the candidates' search, which already holds the nearest memories only.
+ */
+export const topicChangeSimilarity = 0.5;
+
+/**
+ * A change announced on the older statement's topic: "Billing service CI migrated from Jenkins to GitHub
+ * Actions" after "Builds for the billing service run on Jenkins". Both must share a name or a noun
+ * beyond generic ones, be alike, and nothing may mark a look-alike: another relative or qualifier, an
+ * addition, a plan, a past state.
+ */
+export function assessGist(older: Gist, newer: Gist, similarity: number): FrameAssessment | null {
+  if (!newer.change || newer.addition || newer.tentative || newer.past || older.tentative) return null;
+  // The same change told twice ("quit smoking in 2019" / "… five years ago") is no new one.
+  if (older.changeKey === newer.changeKey) return null;
+  const shared = [...older.topic].filter((t) => newer.topic.has(t));
+  // The change must act on the older statement's topic: not "switched the theme to dark mode in VS Code".
+  if (shared.length === 0 || ![...newer.changed].some((t) => older.topic.has(t))) return null;
+  // Two subjects of their own, neither named by the other ("the ML pipeline" / "the analytics notebooks").
+  const named = (subject: ReadonlySet<string>, other: Gist) => [...subject].some((t) => other.topic.has(t));
+  if (older.subject.size > 0 && newer.subject.size > 0 && !named(older.subject, newer) && !named(newer.subject, older)) return null;
+  // Another identifier as the subject ("the API v3 endpoint" / "the API v2 endpoint"): another thing.
+  const otherIds = [...newer.identifiers].filter((t) => newer.subject.has(t) && !older.identifiers.has(t));
+  if (otherIds.length > 0 && [...older.identifiers].some((t) => older.subject.has(t) && !newer.identifiers.has(t))) {
+    return { kind: "kept", reason: `another one: ${otherIds.join(", ")}, not ${[...older.identifiers].join(", ")}` };
+  }
+  const sameSet = (a: ReadonlySet<string>, b: ReadonlySet<string>) => a.size === b.size && [...a].every((x) => b.has(x));
+  if (!sameSet(older.relations, newer.relations)) return { kind: "kept", reason: `another person: ${[...newer.relations].join(", ") || "the user"}, not ${[...older.relations].join(", ") || "the user"}` };
+  if (qualifiersClash(older.qualifiers, newer.qualifiers)) return { kind: "kept", reason: `another attribute: ${[...newer.qualifiers].join(", ")}, not ${[...older.qualifiers].join(", ")}` };
+  const added = [...newer.topic].filter((t) => !older.topic.has(t));
+  const reason = `${shared.slice(0, 3).join(", ")}: ${newer.change}${added.length > 0 ? ` (${added.slice(0, 3).join(", ")})` : ""}`;
+  // Only a person's name in common ("Mei's GitHub handle" / "Mei changed her Slack display name"): alike enough?
+  const onlyNames = shared.every((t) => older.names.has(t) && newer.names.has(t));
+  if (similarity < (onlyNames ? sameKindSimilarity : topicChangeSimilarity)) return { kind: "doubtful", reason };
+  return { kind: "update", rule: "topic", reason, score: 0.75 };
+}
