@@ -15,7 +15,7 @@ import type { UsageMeter } from "../usage/usage-meter.js";
 import type { TokenCounter } from "../recall/token-counter.js";
 import { fieldPath } from "../validation.js";
 import { contentHash } from "./content-hash.js";
-import type { ContradictionFinder, FoundContradiction } from "./contradictions/finder.js";
+import type { ContradictionFinder, FoundContradiction, FoundContradictions } from "./contradictions/finder.js";
 import { claimKey, idempotencyKeyOf, requestHash, saveResponse, storedResponse, type Idempotency } from "./idempotency.js";
 import { memoryLimits, parseMemoryFields, setFields, type MemoryFields } from "./memory-rules.js";
 import {
@@ -118,10 +118,11 @@ export async function createMemories(opts: CreateOptions, req: CreateMemoriesReq
   const inBatch = batchDuplicates(probes);
   const stored = await findDuplicates(db, workspaceId, probes);
   const fresh = records.map((_, i) => i).filter((i) => inBatch[i] === undefined && !stored[i]);
+  const none: FoundContradictions = { contradictions: [], keptBeside: [] };
   // Embedded first, so contradiction detection finds the vectors in the embedder's cache; tokens are counted meanwhile.
   const [[embedded, found], counts] = await Promise.all([
     opts.embedWrites(fresh.map((i) => records[i]!.content)).then(
-      async (vectors) => [vectors, opts.findContradictions ? await opts.findContradictions(workspaceId, fresh.map((i) => records[i]!)) : []] as const,
+      async (vectors) => [vectors, opts.findContradictions ? await opts.findContradictions(workspaceId, fresh.map((i) => records[i]!)) : none] as const,
     ),
     opts.tokens.count(fresh.map((i) => records[i]!.content)),
   ]);
@@ -142,7 +143,7 @@ export async function createMemories(opts: CreateOptions, req: CreateMemoriesReq
     await opts.usage.reserveMemories(tx, principal, created.map((i) => records[i]!.contentTokens ?? 0));
     await insertMemories(tx, created.map((i) => records[i]!), vectors);
 
-    const contradictions = found.filter((f) => createdIds.has(records[fresh[f.newer]!]!.id));
+    const contradictions = found.contradictions.filter((f) => createdIds.has(records[fresh[f.newer]!]!.id));
     // Detection shadows only what the key could shadow explicitly (supersedes); the rest is only reported.
     // In write order, so an older memory contradicted twice ends up replaced by the latest.
     const shadowings = new Map<string, Shadowing>();

@@ -90,7 +90,7 @@ export function memoryService(db: Database, opts: MemoryServiceOptions): Service
       // Before detection, which then finds the vector in the embedder's cache.
       const [plannedVector] = await opts.embedWrites([planned.content]);
       if (opts.findContradictions && before.state === "active" && planned.content !== before.content) {
-        found = await opts.findContradictions(principal.workspaceId, [{ id: before.id, content: planned.content, containers: planned.containers }]);
+        ({ contradictions: found } = await opts.findContradictions(principal.workspaceId, [{ id: before.id, content: planned.content, containers: planned.containers }]));
       }
 
       const { next, shadowed } = await db.transaction(async (tx) => {
