@@ -121,6 +121,7 @@ export function memoryService(db: Database, opts: MemoryServiceOptions): Service
               score: f.score,
               reason: f.reason,
               shadowed: shadowed.has(f.olderId),
+              rule: f.rule,
             }),
           ),
       };
