@@ -84,7 +84,8 @@ function planShadowing(
 /**
  * Creates the memories of a request: drops duplicates, finds contradictions (before the transaction: it
  * embeds and may call the judge), then in one transaction claims the idempotency key, re-checks duplicates
- * under a lock on their content, inserts, shadows and stores the response for retries.
+ * under a lock on their content, inserts, shadows and stores the response for retries. A dry run stops
+ * before the transaction and answers what it would have written.
  */
 export async function createMemories(opts: CreateOptions, req: CreateMemoriesRequest, ctx: HandlerContext): Promise<CreateResponse> {
   const { db } = opts;
@@ -101,6 +102,7 @@ export async function createMemories(opts: CreateOptions, req: CreateMemoriesReq
   if (req.memories.length > memoryLimits.batchSize) {
     throw invalidRequest("memories", "max_items", `must have at most ${memoryLimits.batchSize} items`);
   }
+  const dryRun = req.dryRun === true;
   const inputs: Array<MemoryFields & { supersedes: string[] }> = batch ? req.memories : [req];
   const now = new Date();
   const records = inputs.map((input, i): MemoryRecord => {
@@ -108,6 +110,7 @@ export async function createMemories(opts: CreateOptions, req: CreateMemoriesReq
     const draft = parseMemoryFields(input, prefix, now);
     return {
       ...draft,
+      // In a dry run, a provisional id that is never stored.
       id: newId("mem"),
       workspaceId,
       containers: writeContainers(principal, draft.containers, fieldPath(["containers"], prefix)),
@@ -123,8 +126,9 @@ export async function createMemories(opts: CreateOptions, req: CreateMemoriesReq
   });
   const supersedes = inputs.map((input) => [...new Set(input.supersedes)]);
 
+  // A dry run checks the key's format like any create, then ignores it: it neither replays nor claims it.
   const key = idempotencyKeyOf(ctx.requestHeader);
-  const idem: Idempotency | null = key === null ? null : { keyId: principal.keyId, key, requestHash: requestHash(req) };
+  const idem: Idempotency | null = key === null || dryRun ? null : { keyId: principal.keyId, key, requestHash: requestHash(req) };
   if (idem) {
     const stored = await storedResponse(db, idem);
     if (stored !== undefined) return fromJson(CreateMemoriesResponseSchema, stored);
@@ -145,8 +149,8 @@ export async function createMemories(opts: CreateOptions, req: CreateMemoriesReq
   ]);
   const vectors = new Map(fresh.map((i, k) => [records[i]!.id, embedded[k]!]));
   fresh.forEach((i, k) => (records[i]!.contentTokens = counts[k]!));
-  // The response once duplicates are settled: `shadow` shadows what the created memories replace and
-  // answers the ids it shadowed.
+  // The response once duplicates are settled: `shadow` shadows what the created memories replace (a dry
+  // run's only says what it would) and answers the ids it shadowed.
   const respond = async (duplicateOf: Map<number, MemoryRecord>, created: number[], shadow: (s: Shadowing[]) => Promise<Set<string>>) => {
     const { contradictions, shadowings } = planShadowing(principal, records, fresh, created, found.contradictions, supersedes);
     const shadowed = await shadow([...shadowings.values()]);
@@ -164,6 +168,14 @@ export async function createMemories(opts: CreateOptions, req: CreateMemoriesReq
       now,
     });
   };
+
+  if (dryRun) {
+    const duplicateOf = new Map<number, MemoryRecord>();
+    stored.forEach((m, i) => m && duplicateOf.set(i, m));
+    // Named memories are shadowed whatever their state, and detection read the contradicted ones active.
+    const wouldShadow = async (shadowings: Shadowing[]) => new Set(shadowings.map((s) => s.id));
+    return { ...(await respond(duplicateOf, fresh, wouldShadow)), dryRun: true };
+  }
 
   const outcome = await db.transaction(async (tx) => {
     if (idem && !(await claimKey(tx, workspaceId, idem))) return { replay: await storedResponse(tx, idem) };

@@ -33,7 +33,7 @@ export interface WriteOutcome {
   /** Near misses detection found for the fresh records. */
   keptBeside: KeptBeside[];
   shadowings: Map<string, Shadowing>;
-  /** Ids actually shadowed. */
+  /** Ids actually shadowed (or, in a dry run, that would be). */
   shadowed: Set<string>;
   /** The memories named in `supersedes`, by id. */
   named: Map<string, MemoryRecord>;

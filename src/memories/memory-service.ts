@@ -45,7 +45,8 @@ export function memoryService(db: Database, opts: MemoryServiceOptions): Service
   return {
     async createMemories(req, ctx) {
       const response = await createMemories({ db, ...opts }, req, ctx);
-      opts.afterWrite();
+      // A dry run wrote nothing.
+      if (!response.dryRun) opts.afterWrite();
       return response;
     },
 
