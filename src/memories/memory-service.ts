@@ -45,7 +45,8 @@ export function memoryService(db: Database, opts: MemoryServiceOptions): Service
   return {
     async createMemories(req, ctx) {
       const response = await createMemories({ db, ...opts }, req, ctx);
-      opts.afterWrite();
+      // A dry run wrote nothing.
+      if (!response.dryRun) opts.afterWrite();
       return response;
     },
 
@@ -90,7 +91,7 @@ export function memoryService(db: Database, opts: MemoryServiceOptions): Service
       // Before detection, which then finds the vector in the embedder's cache.
       const [plannedVector] = await opts.embedWrites([planned.content]);
       if (opts.findContradictions && before.state === "active" && planned.content !== before.content) {
-        found = await opts.findContradictions(principal.workspaceId, [{ id: before.id, content: planned.content, containers: planned.containers }]);
+        ({ contradictions: found } = await opts.findContradictions(principal.workspaceId, [{ id: before.id, content: planned.content, containers: planned.containers }]));
       }
 
       const { next, shadowed } = await db.transaction(async (tx) => {
@@ -121,6 +122,7 @@ export function memoryService(db: Database, opts: MemoryServiceOptions): Service
               score: f.score,
               reason: f.reason,
               shadowed: shadowed.has(f.olderId),
+              rule: f.rule,
             }),
           ),
       };

@@ -126,6 +126,29 @@ describe.each(backends)("MCP over Streamable HTTP (%s)", (backend) => {
     await expectToolError(client, "memory_get", { id }, gone.body.error);
   });
 
+  it("previews a create with dryRun: the receipt a create would answer, and nothing stored", async () => {
+    const call = rest(server.url, key);
+    const list = async () => (await call("GET", "/api/v1/agent/memories?pageSize=200")).body;
+    const older = await toolJson(client, "memory_create", { content: "The user's standing desk is in room 4", type: "fact" });
+    const olderId = older.ids[0] as string;
+    const before = { list: await list(), stats: (await call("GET", "/api/v1/agent/stats")).body };
+
+    const dry = await toolJson(client, "memory_create", { content: "The user's standing desk is in room 9", type: "fact", dryRun: true });
+    expect(dry).toMatchObject({
+      dryRun: true,
+      results: [{ outcome: "stored", supersedes: [olderId], shadowed: [{ memoryId: olderId, rule: "number" }], summary: expect.stringMatching(/^stored; shadowed /) }],
+      contradictions: [{ conflictsWith: olderId, rule: "number", shadowed: true }],
+    });
+    const batch = await toolJson(client, "memory_create", { memories: [{ content: "The user's standing desk is in room 4", type: "fact" }], dryRun: true });
+    expect(batch).toMatchObject({ dryRun: true, results: [{ outcome: "duplicate", duplicateOf: olderId, summary: `duplicate of ${olderId}` }] });
+
+    expect({ list: await list(), stats: (await call("GET", "/api/v1/agent/stats")).body }).toEqual(before);
+    const missing = await call("GET", `/api/v1/agent/memories/${dry.ids[0]}`);
+    expect(missing.status).toBe(404);
+    await expectToolError(client, "memory_get", { id: dry.ids[0] }, missing.body.error);
+    expect((await toolJson(client, "memory_get", { id: olderId })).state).toBe("active");
+  });
+
   it("passes only the key to the handlers: a client's configured headers apply to every message", async () => {
     const withHeader = await connectHttp(server.url, key, { "idempotency-key": "configured-once" });
     try {

@@ -63,11 +63,21 @@ describe.each(backends)("contradictions, shadowing, duplicates and versions (%s)
         score: expect.any(Number),
         reason: "different value: Berlin → Munich",
         shadowed: true,
+        rule: "value",
       },
     ]);
     expect(newer.contradictions[0].score).toBeGreaterThan(0.5);
     expect(newer.contradictions[0].score).toBeLessThanOrEqual(1);
-    expect(newer.results).toEqual([{ id: newerId, supersedes: [olderId] }]);
+    expect(newer.results).toEqual([
+      {
+        id: newerId,
+        supersedes: [olderId],
+        outcome: "stored",
+        shadowed: [{ memoryId: olderId, rule: "value", reason: "different value: Berlin → Munich", snippet: "The user lives in Berlin" }],
+        keptBeside: [],
+        summary: `stored; shadowed ${olderId} (different value: Berlin → Munich)`,
+      },
+    ]);
     // The memory carries the contradictions found for it, as the response lists them.
     expect(newer.memories[0].contradictions).toEqual(newer.contradictions);
     expect(older.memories[0]).not.toHaveProperty("contradictions");
@@ -169,6 +179,11 @@ describe.each(backends)("contradictions, shadowing, duplicates and versions (%s)
     const old = (await createOne({ content: "Standup is at the big table", type: "fact" })).ids[0];
     const res = await createOne({ content: "Team rituals moved to the new wiki page", type: "fact", supersedes: [old] });
     expect(res.results[0].supersedes).toEqual([old]);
+    expect(res.results[0]).toMatchObject({
+      outcome: "stored",
+      shadowed: [{ memoryId: old, rule: "explicit", reason: "named in supersedes", snippet: "Standup is at the big table" }],
+      summary: `stored; shadowed ${old} (explicit: named in supersedes)`,
+    });
     expect(res.contradictions).toEqual([]);
     expect(await get(old)).toMatchObject({ state: "shadowed", supersededBy: res.ids[0] });
 
@@ -210,7 +225,8 @@ describe.each(backends)("contradictions, shadowing, duplicates and versions (%s)
     const id = first.ids[0];
     const again = await createOne({ content: "  carols PAGER number is 555 0101! ", type: "contact", tags: ["ignored"] });
     expect(again.ids).toEqual([id]);
-    expect(again.results).toEqual([{ id, duplicateOf: id, supersedes: [] }]);
+    const duplicate = (of: string) => ({ id: of, duplicateOf: of, supersedes: [], outcome: "duplicate", shadowed: [], keptBeside: [], summary: `duplicate of ${of}` });
+    expect(again.results).toEqual([duplicate(id)]);
     expect(again.memories[0]).toMatchObject({ id, content: "Carol's pager number is 555-0101", tags: [] });
     expect(again.contradictions).toEqual([]);
     expect(await rows("  carols PAGER number is 555 0101! ")).toBe(0);
@@ -229,8 +245,10 @@ describe.each(backends)("contradictions, shadowing, duplicates and versions (%s)
       ],
     });
     expect(batch.ids[1]).toBe(batch.ids[0]);
-    expect(batch.results[1]).toEqual({ id: batch.ids[0], duplicateOf: batch.ids[0], supersedes: [] });
-    expect(batch.results[2]).toEqual({ id, duplicateOf: id, supersedes: [] });
+    expect(batch.results[0]).toMatchObject({ outcome: "stored" });
+    expect(batch.results[0]).not.toHaveProperty("duplicateOf");
+    expect(batch.results[1]).toEqual(duplicate(batch.ids[0]));
+    expect(batch.results[2]).toEqual(duplicate(id));
     expect(batch.memories.map((m: { id: string }) => m.id)).toEqual(batch.ids);
   });
 
@@ -384,13 +402,15 @@ describe("contradiction judge (OpenAI-compatible chat API)", () => {
     const b = await agent("POST", "/api/v1/agent/memories", { content: newer, type: "fact" });
     expect(b.status).toBe(200);
     const olderState = (await agent("GET", `/api/v1/agent/memories/${a.body.ids[0]}`)).body.state;
-    return { contradictions: b.body.contradictions, olderState };
+    return { contradictions: b.body.contradictions, olderState, olderId: a.body.ids[0] as string, result: b.body.results[0] };
   };
 
   it("confirms offline verdicts and reports its reason", async () => {
     mode = "agree";
-    const { contradictions, olderState } = await pair("The user lives in Oslo", "The user lives in Bergen");
-    expect(contradictions).toEqual([expect.objectContaining({ reason: "judge: judged agree", score: 0.9 })]);
+    const { contradictions, olderState, olderId, result } = await pair("The user lives in Oslo", "The user lives in Bergen");
+    expect(contradictions).toEqual([expect.objectContaining({ reason: "judge: judged agree", score: 0.9, rule: "judge" })]);
+    expect(result.shadowed).toEqual([{ memoryId: olderId, rule: "judge", reason: "judge: judged agree", snippet: "The user lives in Oslo" }]);
+    expect(result.summary).toBe(`stored; shadowed ${olderId} (judge: judged agree)`);
     expect(olderState).toBe("shadowed");
     const last = requests.at(-1)!;
     expect(last.model).toBe("judge-model");
@@ -407,7 +427,7 @@ describe("contradiction judge (OpenAI-compatible chat API)", () => {
   it.each(["fail", "hang"] as const)("never fails the write when the judge does (%s): the offline verdict stands", async (m) => {
     mode = m;
     const { contradictions, olderState } = await pair(`The ${m} server port is 8080`, `The ${m} server port is 9090`);
-    expect(contradictions).toEqual([expect.objectContaining({ reason: "different number: 8080 → 9090" })]);
+    expect(contradictions).toEqual([expect.objectContaining({ reason: "different number: 8080 → 9090", rule: "number" })]);
     expect(olderState).toBe("shadowed");
   });
 });

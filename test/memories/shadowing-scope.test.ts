@@ -35,7 +35,18 @@ describe.each(backends)("automatic shadowing stays within the key's write scope 
     expect(newer.body.contradictions).toEqual([
       expect.objectContaining({ memoryId: newer.body.ids[0], conflictsWith: olderId, shadowed: false }),
     ]);
-    expect(newer.body.results).toEqual([{ id: newer.body.ids[0], supersedes: [] }]);
+    // The receipt keeps the older memory beside the new one, and says why.
+    const reason = "different value: Berlin → Munich (not shadowed: it also lives in a container this key cannot write)";
+    expect(newer.body.results).toEqual([
+      {
+        id: newer.body.ids[0],
+        supersedes: [],
+        outcome: "stored",
+        shadowed: [],
+        keptBeside: [{ memoryId: olderId, snippet: "The company office is in Berlin", reason }],
+        summary: `stored; kept beside ${olderId} (${reason})`,
+      },
+    ]);
     expect((await scoped("GET", `${memories}/${olderId}`)).body.state).toBe("active");
 
     // The same through PATCH of a memory the scoped key owns.

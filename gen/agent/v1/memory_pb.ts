@@ -17,7 +17,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file agent/v1/memory.proto.
  */
 export const file_agent_v1_memory: GenFile = /*@__PURE__*/
-  fileDesc("ChVhZ2VudC92MS9tZW1vcnkucHJvdG8SCGFnZW50LnYxIuQECgZNZW1vcnkSCgoCaWQYASABKAkSDwoHY29udGVudBgCIAEoCRIiCgR0eXBlGAMgASgOMhQuYWdlbnQudjEuTWVtb3J5VHlwZRISCgpjb250YWluZXJzGAQgAygJEgwKBHRhZ3MYBSADKAkSJgoGc291cmNlGAYgASgOMhYuYWdlbnQudjEuTWVtb3J5U291cmNlEhIKCnZhbGlkX2Zyb20YByABKAkSGAoLdmFsaWRfdW50aWwYCCABKAlIAIgBARIpCghtZXRhZGF0YRgJIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEgoKY29uZmlkZW5jZRgKIAEoARIPCgd2ZXJzaW9uGAsgASgFEhIKCmNyZWF0ZWRfYXQYDCABKAkSEgoKdXBkYXRlZF9hdBgNIAEoCRIoCgpwcm92ZW5hbmNlGA4gASgLMhQuYWdlbnQudjEuUHJvdmVuYW5jZRIpCghzZXZlcml0eRgPIAEoDjISLmFnZW50LnYxLlNldmVyaXR5SAGIAQESJAoFc3RhdGUYECABKA4yFS5hZ2VudC52MS5NZW1vcnlTdGF0ZRIaCg1zdXBlcnNlZGVkX2J5GBEgASgJSAKIAQESGgoNc3VwZXJzZWRlZF9hdBgSIAEoCUgDiAEBEjUKDmNvbnRyYWRpY3Rpb25zGBMgAygLMhcuYWdlbnQudjEuQ29udHJhZGljdGlvbkIEkIAZAUIOCgxfdmFsaWRfdW50aWxCCwoJX3NldmVyaXR5QhAKDl9zdXBlcnNlZGVkX2J5QhAKDl9zdXBlcnNlZGVkX2F0IkQKClByb3ZlbmFuY2USJgoGc291cmNlGAEgASgOMhYuYWdlbnQudjEuTWVtb3J5U291cmNlEg4KBmtleV9pZBgCIAEoCSKGAwoLTWVtb3J5SW5wdXQSGQoHY29udGVudBgBIAEoCUID4EECSACIAQESJwoEdHlwZRgCIAEoDjIULmFnZW50LnYxLk1lbW9yeVR5cGVCA+BBAhISCgpjb250YWluZXJzGAMgAygJEgwKBHRhZ3MYBCADKAkSJgoGc291cmNlGAUgASgOMhYuYWdlbnQudjEuTWVtb3J5U291cmNlEhcKCnZhbGlkX2Zyb20YBiABKAlIAYgBARIYCgt2YWxpZF91bnRpbBgHIAEoCUgCiAEBEikKCG1ldGFkYXRhGAggASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIXCgpjb25maWRlbmNlGAkgASgBSAOIAQESJAoIc2V2ZXJpdHkYCiABKA4yEi5hZ2VudC52MS5TZXZlcml0eRISCgpzdXBlcnNlZGVzGAsgAygJQgoKCF9jb250ZW50Qg0KC192YWxpZF9mcm9tQg4KDF92YWxpZF91bnRpbEINCgtfY29uZmlkZW5jZSK/AwoVQ3JlYXRlTWVtb3JpZXNSZXF1ZXN0Ei0KCG1lbW9yaWVzGAEgAygLMhUuYWdlbnQudjEuTWVtb3J5SW5wdXRCBJiAGQESGQoHY29udGVudBgCIAEoCUID4EECSACIAQESJwoEdHlwZRgDIAEoDjIULmFnZW50LnYxLk1lbW9yeVR5cGVCA+BBAhISCgpjb250YWluZXJzGAQgAygJEgwKBHRhZ3MYBSADKAkSJgoGc291cmNlGAYgASgOMhYuYWdlbnQudjEuTWVtb3J5U291cmNlEhcKCnZhbGlkX2Zyb20YByABKAlIAYgBARIYCgt2YWxpZF91bnRpbBgIIAEoCUgCiAEBEikKCG1ldGFkYXRhGAkgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIXCgpjb25maWRlbmNlGAogASgBSAOIAQESJAoIc2V2ZXJpdHkYCyABKA4yEi5hZ2VudC52MS5TZXZlcml0eRISCgpzdXBlcnNlZGVzGAwgAygJQgoKCF9jb250ZW50Qg0KC192YWxpZF9mcm9tQg4KDF92YWxpZF91bnRpbEINCgtfY29uZmlkZW5jZSJ8Cg1Db250cmFkaWN0aW9uEhEKCW1lbW9yeV9pZBgBIAEoCRIWCg5jb25mbGljdHNfd2l0aBgCIAEoCRIPCgdzbmlwcGV0GAMgASgJEg0KBXNjb3JlGAQgASgBEg4KBnJlYXNvbhgFIAEoCRIQCghzaGFkb3dlZBgGIAEoCCJgChJDcmVhdGVNZW1vcnlSZXN1bHQSCgoCaWQYASABKAkSGQoMZHVwbGljYXRlX29mGAIgASgJSACIAQESEgoKc3VwZXJzZWRlcxgDIAMoCUIPCg1fZHVwbGljYXRlX29mIqkBChZDcmVhdGVNZW1vcmllc1Jlc3BvbnNlEgsKA2lkcxgBIAMoCRIiCghtZW1vcmllcxgCIAMoCzIQLmFnZW50LnYxLk1lbW9yeRIvCg5jb250cmFkaWN0aW9ucxgDIAMoCzIXLmFnZW50LnYxLkNvbnRyYWRpY3Rpb24SLQoHcmVzdWx0cxgEIAMoCzIcLmFnZW50LnYxLkNyZWF0ZU1lbW9yeVJlc3VsdCJFChBHZXRNZW1vcnlSZXF1ZXN0Eg8KAmlkGAEgASgJQgPgQQISFAoHdmVyc2lvbhgCIAEoBUgAiAEBQgoKCF92ZXJzaW9uIoMBChNVcGRhdGVNZW1vcnlSZXF1ZXN0Eg8KAmlkGAEgASgJQgPgQQISKgoGbWVtb3J5GAIgASgLMhUuYWdlbnQudjEuTWVtb3J5SW5wdXRCA+BBAhIvCgt1cGRhdGVfbWFzaxgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE1hc2siJgoTRGVsZXRlTWVtb3J5UmVxdWVzdBIPCgJpZBgBIAEoCUID4EECIk4KFERlbGV0ZU1lbW9yeVJlc3BvbnNlEgoKAmlkGAEgASgJEhgKEHZlcnNpb25zX2RlbGV0ZWQYAiABKAUSEAoIcmVzdG9yZWQYAyADKAkiLAoZTGlzdE1lbW9yeVZlcnNpb25zUmVxdWVzdBIPCgJpZBgBIAEoCUID4EECIkAKGkxpc3RNZW1vcnlWZXJzaW9uc1Jlc3BvbnNlEiIKCHZlcnNpb25zGAEgAygLMhAuYWdlbnQudjEuTWVtb3J5IsUCChNMaXN0TWVtb3JpZXNSZXF1ZXN0EhIKCmNvbnRhaW5lcnMYASADKAkSIwoFdHlwZXMYAiADKA4yFC5hZ2VudC52MS5NZW1vcnlUeXBlEgwKBHRhZ3MYAyADKAkSJAoFc3RhdGUYBCABKA4yFS5hZ2VudC52MS5NZW1vcnlTdGF0ZRIaCg1jcmVhdGVkX2FmdGVyGAUgASgJSACIAQESGwoOY3JlYXRlZF9iZWZvcmUYBiABKAlIAYgBARIpCghtZXRhZGF0YRgHIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSFgoJcGFnZV9zaXplGAggASgFSAKIAQESEgoKcGFnZV90b2tlbhgJIAEoCUIQCg5fY3JlYXRlZF9hZnRlckIRCg9fY3JlYXRlZF9iZWZvcmVCDAoKX3BhZ2Vfc2l6ZSJsChRMaXN0TWVtb3JpZXNSZXNwb25zZRIiCghtZW1vcmllcxgBIAMoCzIQLmFnZW50LnYxLk1lbW9yeRIcCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAlIAIgBAUISChBfbmV4dF9wYWdlX3Rva2VuImgKG0xpc3RTaGFkb3dlZE1lbW9yaWVzUmVxdWVzdBIPCgJpZBgBIAEoCUID4EECEhYKCXBhZ2Vfc2l6ZRgCIAEoBUgAiAEBEhIKCnBhZ2VfdG9rZW4YAyABKAlCDAoKX3BhZ2Vfc2l6ZSJ0ChxMaXN0U2hhZG93ZWRNZW1vcmllc1Jlc3BvbnNlEiIKCG1lbW9yaWVzGAEgAygLMhAuYWdlbnQudjEuTWVtb3J5EhwKD25leHRfcGFnZV90b2tlbhgCIAEoCUgAiAEBQhIKEF9uZXh0X3BhZ2VfdG9rZW4qwQEKCk1lbW9yeVR5cGUSGwoXTUVNT1JZX1RZUEVfVU5TUEVDSUZJRUQQABIUChBNRU1PUllfVFlQRV9GQUNUEAESFgoSTUVNT1JZX1RZUEVfTEVTU09OEAISGQoVTUVNT1JZX1RZUEVfRElSRUNUSVZFEAMSGgoWTUVNT1JZX1RZUEVfUFJFRkVSRU5DRRAEEhcKE01FTU9SWV9UWVBFX0NPTlRBQ1QQBRIYChRNRU1PUllfVFlQRV9CT09LTUFSSxAGKr4BCgxNZW1vcnlTb3VyY2USHQoZTUVNT1JZX1NPVVJDRV9VTlNQRUNJRklFRBAAEhgKFE1FTU9SWV9TT1VSQ0VfRElSRUNUEAESHgoaTUVNT1JZX1NPVVJDRV9DT05WRVJTQVRJT04QAhIZChVNRU1PUllfU09VUkNFX0NBUFRVUkUQAxIcChhNRU1PUllfU09VUkNFX0VYVFJBQ1RJT04QBBIcChhNRU1PUllfU09VUkNFX0NPTVBBQ1RJT04QBSp1CghTZXZlcml0eRIYChRTRVZFUklUWV9VTlNQRUNJRklFRBAAEhAKDFNFVkVSSVRZX0xPVxABEhMKD1NFVkVSSVRZX01FRElVTRACEhEKDVNFVkVSSVRZX0hJR0gQAxIVChFTRVZFUklUWV9DUklUSUNBTBAEKl8KC01lbW9yeVN0YXRlEhwKGE1FTU9SWV9TVEFURV9VTlNQRUNJRklFRBAAEhcKE01FTU9SWV9TVEFURV9BQ1RJVkUQARIZChVNRU1PUllfU1RBVEVfU0hBRE9XRUQQAjK2CAoNTWVtb3J5U2VydmljZRK3AQoOQ3JlYXRlTWVtb3JpZXMSHy5hZ2VudC52MS5DcmVhdGVNZW1vcmllc1JlcXVlc3QaIC5hZ2VudC52MS5DcmVhdGVNZW1vcmllc1Jlc3BvbnNlImKCgBkNbWVtb3J5X2NyZWF0ZYqAGQlub3RfZm91bmSKgBkPcXVvdGFfZXhoYXVzdGVkioAZDGNvc3RfY2VpbGluZ4LT5JMCGzoBKiIWL2FwaS92MS9hZ2VudC9tZW1vcmllcxJ5CglHZXRNZW1vcnkSGi5hZ2VudC52MS5HZXRNZW1vcnlSZXF1ZXN0GhAuYWdlbnQudjEuTWVtb3J5Ij6CgBkKbWVtb3J5X2dldIqAGQlub3RfZm91bmSC0+STAh0SGy9hcGkvdjEvYWdlbnQvbWVtb3JpZXMve2lkfRKaAQoMVXBkYXRlTWVtb3J5Eh0uYWdlbnQudjEuVXBkYXRlTWVtb3J5UmVxdWVzdBoQLmFnZW50LnYxLk1lbW9yeSJZgoAZDW1lbW9yeV91cGRhdGWKgBkJbm90X2ZvdW5kioAZDGNvc3RfY2VpbGluZ4LT5JMCJToGbWVtb3J5MhsvYXBpL3YxL2FnZW50L21lbW9yaWVzL3tpZH0SkAEKDERlbGV0ZU1lbW9yeRIdLmFnZW50LnYxLkRlbGV0ZU1lbW9yeVJlcXVlc3QaHi5hZ2VudC52MS5EZWxldGVNZW1vcnlSZXNwb25zZSJBgoAZDW1lbW9yeV9kZWxldGWKgBkJbm90X2ZvdW5kgtPkkwIdKhsvYXBpL3YxL2FnZW50L21lbW9yaWVzL3tpZH0SrQEKEkxpc3RNZW1vcnlWZXJzaW9ucxIjLmFnZW50LnYxLkxpc3RNZW1vcnlWZXJzaW9uc1JlcXVlc3QaJC5hZ2VudC52MS5MaXN0TWVtb3J5VmVyc2lvbnNSZXNwb25zZSJMgoAZD21lbW9yeV92ZXJzaW9uc4qAGQlub3RfZm91bmSC0+STAiYSJC9hcGkvdjEvYWdlbnQvbWVtb3JpZXMve2lkfS92ZXJzaW9ucxJtCgxMaXN0TWVtb3JpZXMSHS5hZ2VudC52MS5MaXN0TWVtb3JpZXNSZXF1ZXN0Gh4uYWdlbnQudjEuTGlzdE1lbW9yaWVzUmVzcG9uc2UiHoLT5JMCGBIWL2FwaS92MS9hZ2VudC9tZW1vcmllcxKgAQoUTGlzdFNoYWRvd2VkTWVtb3JpZXMSJS5hZ2VudC52MS5MaXN0U2hhZG93ZWRNZW1vcmllc1JlcXVlc3QaJi5hZ2VudC52MS5MaXN0U2hhZG93ZWRNZW1vcmllc1Jlc3BvbnNlIjmKgBkJbm90X2ZvdW5kgtPkkwImEiQvYXBpL3YxL2FnZW50L21lbW9yaWVzL3tpZH0vc2hhZG93ZWRCTwoVZGV2LmFnZW50bWVtLmFnZW50LnYxUAFaIGFnZW50bWVtL2dlbi9nby9hZ2VudC92MTthZ2VudHYxqgIRQWdlbnRNZW0uQWdlbnQuVjFiBnByb3RvMw", [file_agent_v1_errors, file_agent_v1_json_options, file_agent_v1_mcp, file_google_api_annotations, file_google_api_field_behavior, file_google_protobuf_field_mask, file_google_protobuf_struct]);
+  fileDesc("ChVhZ2VudC92MS9tZW1vcnkucHJvdG8SCGFnZW50LnYxIuQECgZNZW1vcnkSCgoCaWQYASABKAkSDwoHY29udGVudBgCIAEoCRIiCgR0eXBlGAMgASgOMhQuYWdlbnQudjEuTWVtb3J5VHlwZRISCgpjb250YWluZXJzGAQgAygJEgwKBHRhZ3MYBSADKAkSJgoGc291cmNlGAYgASgOMhYuYWdlbnQudjEuTWVtb3J5U291cmNlEhIKCnZhbGlkX2Zyb20YByABKAkSGAoLdmFsaWRfdW50aWwYCCABKAlIAIgBARIpCghtZXRhZGF0YRgJIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEgoKY29uZmlkZW5jZRgKIAEoARIPCgd2ZXJzaW9uGAsgASgFEhIKCmNyZWF0ZWRfYXQYDCABKAkSEgoKdXBkYXRlZF9hdBgNIAEoCRIoCgpwcm92ZW5hbmNlGA4gASgLMhQuYWdlbnQudjEuUHJvdmVuYW5jZRIpCghzZXZlcml0eRgPIAEoDjISLmFnZW50LnYxLlNldmVyaXR5SAGIAQESJAoFc3RhdGUYECABKA4yFS5hZ2VudC52MS5NZW1vcnlTdGF0ZRIaCg1zdXBlcnNlZGVkX2J5GBEgASgJSAKIAQESGgoNc3VwZXJzZWRlZF9hdBgSIAEoCUgDiAEBEjUKDmNvbnRyYWRpY3Rpb25zGBMgAygLMhcuYWdlbnQudjEuQ29udHJhZGljdGlvbkIEkIAZAUIOCgxfdmFsaWRfdW50aWxCCwoJX3NldmVyaXR5QhAKDl9zdXBlcnNlZGVkX2J5QhAKDl9zdXBlcnNlZGVkX2F0IkQKClByb3ZlbmFuY2USJgoGc291cmNlGAEgASgOMhYuYWdlbnQudjEuTWVtb3J5U291cmNlEg4KBmtleV9pZBgCIAEoCSKGAwoLTWVtb3J5SW5wdXQSGQoHY29udGVudBgBIAEoCUID4EECSACIAQESJwoEdHlwZRgCIAEoDjIULmFnZW50LnYxLk1lbW9yeVR5cGVCA+BBAhISCgpjb250YWluZXJzGAMgAygJEgwKBHRhZ3MYBCADKAkSJgoGc291cmNlGAUgASgOMhYuYWdlbnQudjEuTWVtb3J5U291cmNlEhcKCnZhbGlkX2Zyb20YBiABKAlIAYgBARIYCgt2YWxpZF91bnRpbBgHIAEoCUgCiAEBEikKCG1ldGFkYXRhGAggASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIXCgpjb25maWRlbmNlGAkgASgBSAOIAQESJAoIc2V2ZXJpdHkYCiABKA4yEi5hZ2VudC52MS5TZXZlcml0eRISCgpzdXBlcnNlZGVzGAsgAygJQgoKCF9jb250ZW50Qg0KC192YWxpZF9mcm9tQg4KDF92YWxpZF91bnRpbEINCgtfY29uZmlkZW5jZSLhAwoVQ3JlYXRlTWVtb3JpZXNSZXF1ZXN0Ei0KCG1lbW9yaWVzGAEgAygLMhUuYWdlbnQudjEuTWVtb3J5SW5wdXRCBJiAGQESGQoHY29udGVudBgCIAEoCUID4EECSACIAQESJwoEdHlwZRgDIAEoDjIULmFnZW50LnYxLk1lbW9yeVR5cGVCA+BBAhISCgpjb250YWluZXJzGAQgAygJEgwKBHRhZ3MYBSADKAkSJgoGc291cmNlGAYgASgOMhYuYWdlbnQudjEuTWVtb3J5U291cmNlEhcKCnZhbGlkX2Zyb20YByABKAlIAYgBARIYCgt2YWxpZF91bnRpbBgIIAEoCUgCiAEBEikKCG1ldGFkYXRhGAkgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIXCgpjb25maWRlbmNlGAogASgBSAOIAQESJAoIc2V2ZXJpdHkYCyABKA4yEi5hZ2VudC52MS5TZXZlcml0eRISCgpzdXBlcnNlZGVzGAwgAygJEhQKB2RyeV9ydW4YDSABKAhIBIgBAUIKCghfY29udGVudEINCgtfdmFsaWRfZnJvbUIOCgxfdmFsaWRfdW50aWxCDQoLX2NvbmZpZGVuY2VCCgoIX2RyeV9ydW4iigEKDUNvbnRyYWRpY3Rpb24SEQoJbWVtb3J5X2lkGAEgASgJEhYKDmNvbmZsaWN0c193aXRoGAIgASgJEg8KB3NuaXBwZXQYAyABKAkSDQoFc2NvcmUYBCABKAESDgoGcmVhc29uGAUgASgJEhAKCHNoYWRvd2VkGAYgASgIEgwKBHJ1bGUYByABKAkiUgoOU2hhZG93ZWRNZW1vcnkSEQoJbWVtb3J5X2lkGAEgASgJEgwKBHJ1bGUYAiABKAkSDgoGcmVhc29uGAMgASgJEg8KB3NuaXBwZXQYBCABKAkiRgoQS2VwdEJlc2lkZU1lbW9yeRIRCgltZW1vcnlfaWQYASABKAkSDwoHc25pcHBldBgCIAEoCRIOCgZyZWFzb24YAyABKAki+AEKEkNyZWF0ZU1lbW9yeVJlc3VsdBIKCgJpZBgBIAEoCRIZCgxkdXBsaWNhdGVfb2YYAiABKAlIAIgBARISCgpzdXBlcnNlZGVzGAMgAygJEigKB291dGNvbWUYBCABKA4yFy5hZ2VudC52MS5DcmVhdGVPdXRjb21lEioKCHNoYWRvd2VkGAUgAygLMhguYWdlbnQudjEuU2hhZG93ZWRNZW1vcnkSLwoLa2VwdF9iZXNpZGUYBiADKAsyGi5hZ2VudC52MS5LZXB0QmVzaWRlTWVtb3J5Eg8KB3N1bW1hcnkYByABKAlCDwoNX2R1cGxpY2F0ZV9vZiLLAQoWQ3JlYXRlTWVtb3JpZXNSZXNwb25zZRILCgNpZHMYASADKAkSIgoIbWVtb3JpZXMYAiADKAsyEC5hZ2VudC52MS5NZW1vcnkSLwoOY29udHJhZGljdGlvbnMYAyADKAsyFy5hZ2VudC52MS5Db250cmFkaWN0aW9uEi0KB3Jlc3VsdHMYBCADKAsyHC5hZ2VudC52MS5DcmVhdGVNZW1vcnlSZXN1bHQSFAoHZHJ5X3J1bhgFIAEoCEgAiAEBQgoKCF9kcnlfcnVuIkUKEEdldE1lbW9yeVJlcXVlc3QSDwoCaWQYASABKAlCA+BBAhIUCgd2ZXJzaW9uGAIgASgFSACIAQFCCgoIX3ZlcnNpb24igwEKE1VwZGF0ZU1lbW9yeVJlcXVlc3QSDwoCaWQYASABKAlCA+BBAhIqCgZtZW1vcnkYAiABKAsyFS5hZ2VudC52MS5NZW1vcnlJbnB1dEID4EECEi8KC3VwZGF0ZV9tYXNrGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLkZpZWxkTWFzayImChNEZWxldGVNZW1vcnlSZXF1ZXN0Eg8KAmlkGAEgASgJQgPgQQIiTgoURGVsZXRlTWVtb3J5UmVzcG9uc2USCgoCaWQYASABKAkSGAoQdmVyc2lvbnNfZGVsZXRlZBgCIAEoBRIQCghyZXN0b3JlZBgDIAMoCSIsChlMaXN0TWVtb3J5VmVyc2lvbnNSZXF1ZXN0Eg8KAmlkGAEgASgJQgPgQQIiQAoaTGlzdE1lbW9yeVZlcnNpb25zUmVzcG9uc2USIgoIdmVyc2lvbnMYASADKAsyEC5hZ2VudC52MS5NZW1vcnkixQIKE0xpc3RNZW1vcmllc1JlcXVlc3QSEgoKY29udGFpbmVycxgBIAMoCRIjCgV0eXBlcxgCIAMoDjIULmFnZW50LnYxLk1lbW9yeVR5cGUSDAoEdGFncxgDIAMoCRIkCgVzdGF0ZRgEIAEoDjIVLmFnZW50LnYxLk1lbW9yeVN0YXRlEhoKDWNyZWF0ZWRfYWZ0ZXIYBSABKAlIAIgBARIbCg5jcmVhdGVkX2JlZm9yZRgGIAEoCUgBiAEBEikKCG1ldGFkYXRhGAcgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIWCglwYWdlX3NpemUYCCABKAVIAogBARISCgpwYWdlX3Rva2VuGAkgASgJQhAKDl9jcmVhdGVkX2FmdGVyQhEKD19jcmVhdGVkX2JlZm9yZUIMCgpfcGFnZV9zaXplImwKFExpc3RNZW1vcmllc1Jlc3BvbnNlEiIKCG1lbW9yaWVzGAEgAygLMhAuYWdlbnQudjEuTWVtb3J5EhwKD25leHRfcGFnZV90b2tlbhgCIAEoCUgAiAEBQhIKEF9uZXh0X3BhZ2VfdG9rZW4iaAobTGlzdFNoYWRvd2VkTWVtb3JpZXNSZXF1ZXN0Eg8KAmlkGAEgASgJQgPgQQISFgoJcGFnZV9zaXplGAIgASgFSACIAQESEgoKcGFnZV90b2tlbhgDIAEoCUIMCgpfcGFnZV9zaXplInQKHExpc3RTaGFkb3dlZE1lbW9yaWVzUmVzcG9uc2USIgoIbWVtb3JpZXMYASADKAsyEC5hZ2VudC52MS5NZW1vcnkSHAoPbmV4dF9wYWdlX3Rva2VuGAIgASgJSACIAQFCEgoQX25leHRfcGFnZV90b2tlbirBAQoKTWVtb3J5VHlwZRIbChdNRU1PUllfVFlQRV9VTlNQRUNJRklFRBAAEhQKEE1FTU9SWV9UWVBFX0ZBQ1QQARIWChJNRU1PUllfVFlQRV9MRVNTT04QAhIZChVNRU1PUllfVFlQRV9ESVJFQ1RJVkUQAxIaChZNRU1PUllfVFlQRV9QUkVGRVJFTkNFEAQSFwoTTUVNT1JZX1RZUEVfQ09OVEFDVBAFEhgKFE1FTU9SWV9UWVBFX0JPT0tNQVJLEAYqvgEKDE1lbW9yeVNvdXJjZRIdChlNRU1PUllfU09VUkNFX1VOU1BFQ0lGSUVEEAASGAoUTUVNT1JZX1NPVVJDRV9ESVJFQ1QQARIeChpNRU1PUllfU09VUkNFX0NPTlZFUlNBVElPThACEhkKFU1FTU9SWV9TT1VSQ0VfQ0FQVFVSRRADEhwKGE1FTU9SWV9TT1VSQ0VfRVhUUkFDVElPThAEEhwKGE1FTU9SWV9TT1VSQ0VfQ09NUEFDVElPThAFKnUKCFNldmVyaXR5EhgKFFNFVkVSSVRZX1VOU1BFQ0lGSUVEEAASEAoMU0VWRVJJVFlfTE9XEAESEwoPU0VWRVJJVFlfTUVESVVNEAISEQoNU0VWRVJJVFlfSElHSBADEhUKEVNFVkVSSVRZX0NSSVRJQ0FMEAQqXwoLTWVtb3J5U3RhdGUSHAoYTUVNT1JZX1NUQVRFX1VOU1BFQ0lGSUVEEAASFwoTTUVNT1JZX1NUQVRFX0FDVElWRRABEhkKFU1FTU9SWV9TVEFURV9TSEFET1dFRBACKmgKDUNyZWF0ZU91dGNvbWUSHgoaQ1JFQVRFX09VVENPTUVfVU5TUEVDSUZJRUQQABIZChVDUkVBVEVfT1VUQ09NRV9TVE9SRUQQARIcChhDUkVBVEVfT1VUQ09NRV9EVVBMSUNBVEUQAjK2CAoNTWVtb3J5U2VydmljZRK3AQoOQ3JlYXRlTWVtb3JpZXMSHy5hZ2VudC52MS5DcmVhdGVNZW1vcmllc1JlcXVlc3QaIC5hZ2VudC52MS5DcmVhdGVNZW1vcmllc1Jlc3BvbnNlImKCgBkNbWVtb3J5X2NyZWF0ZYqAGQlub3RfZm91bmSKgBkPcXVvdGFfZXhoYXVzdGVkioAZDGNvc3RfY2VpbGluZ4LT5JMCGzoBKiIWL2FwaS92MS9hZ2VudC9tZW1vcmllcxJ5CglHZXRNZW1vcnkSGi5hZ2VudC52MS5HZXRNZW1vcnlSZXF1ZXN0GhAuYWdlbnQudjEuTWVtb3J5Ij6CgBkKbWVtb3J5X2dldIqAGQlub3RfZm91bmSC0+STAh0SGy9hcGkvdjEvYWdlbnQvbWVtb3JpZXMve2lkfRKaAQoMVXBkYXRlTWVtb3J5Eh0uYWdlbnQudjEuVXBkYXRlTWVtb3J5UmVxdWVzdBoQLmFnZW50LnYxLk1lbW9yeSJZgoAZDW1lbW9yeV91cGRhdGWKgBkJbm90X2ZvdW5kioAZDGNvc3RfY2VpbGluZ4LT5JMCJToGbWVtb3J5MhsvYXBpL3YxL2FnZW50L21lbW9yaWVzL3tpZH0SkAEKDERlbGV0ZU1lbW9yeRIdLmFnZW50LnYxLkRlbGV0ZU1lbW9yeVJlcXVlc3QaHi5hZ2VudC52MS5EZWxldGVNZW1vcnlSZXNwb25zZSJBgoAZDW1lbW9yeV9kZWxldGWKgBkJbm90X2ZvdW5kgtPkkwIdKhsvYXBpL3YxL2FnZW50L21lbW9yaWVzL3tpZH0SrQEKEkxpc3RNZW1vcnlWZXJzaW9ucxIjLmFnZW50LnYxLkxpc3RNZW1vcnlWZXJzaW9uc1JlcXVlc3QaJC5hZ2VudC52MS5MaXN0TWVtb3J5VmVyc2lvbnNSZXNwb25zZSJMgoAZD21lbW9yeV92ZXJzaW9uc4qAGQlub3RfZm91bmSC0+STAiYSJC9hcGkvdjEvYWdlbnQvbWVtb3JpZXMve2lkfS92ZXJzaW9ucxJtCgxMaXN0TWVtb3JpZXMSHS5hZ2VudC52MS5MaXN0TWVtb3JpZXNSZXF1ZXN0Gh4uYWdlbnQudjEuTGlzdE1lbW9yaWVzUmVzcG9uc2UiHoLT5JMCGBIWL2FwaS92MS9hZ2VudC9tZW1vcmllcxKgAQoUTGlzdFNoYWRvd2VkTWVtb3JpZXMSJS5hZ2VudC52MS5MaXN0U2hhZG93ZWRNZW1vcmllc1JlcXVlc3QaJi5hZ2VudC52MS5MaXN0U2hhZG93ZWRNZW1vcmllc1Jlc3BvbnNlIjmKgBkJbm90X2ZvdW5kgtPkkwImEiQvYXBpL3YxL2FnZW50L21lbW9yaWVzL3tpZH0vc2hhZG93ZWRCTwoVZGV2LmFnZW50bWVtLmFnZW50LnYxUAFaIGFnZW50bWVtL2dlbi9nby9hZ2VudC92MTthZ2VudHYxqgIRQWdlbnRNZW0uQWdlbnQuVjFiBnByb3RvMw", [file_agent_v1_errors, file_agent_v1_json_options, file_agent_v1_mcp, file_google_api_annotations, file_google_api_field_behavior, file_google_protobuf_field_mask, file_google_protobuf_struct]);
 
 /**
  * A stored memory, one version of it.
@@ -350,6 +350,20 @@ export type CreateMemoriesRequest = Message<"agent.v1.CreateMemoriesRequest"> & 
    * @generated from field: repeated string supersedes = 12;
    */
   supersedes: string[];
+
+  /**
+   * Preview the write: validate it, look up duplicates and contradictions, and answer
+   * the response a real create would give (with `dry_run` true in it), but store,
+   * shadow, index and count nothing. The ids of new memories are provisional: never
+   * stored (GET answers not_found), and a real create assigns others. A dry run is
+   * neither charged nor refused by the plan's memory and cost caps, and ignores an
+   * Idempotency-Key (its format is still checked): it neither claims the key nor
+   * replays a response stored for it, so the real create can use the same key.
+   * Applies to a single memory and to a batch alike.
+   *
+   * @generated from field: optional bool dry_run = 13;
+   */
+  dryRun?: boolean | undefined;
 };
 
 /**
@@ -410,6 +424,14 @@ export type Contradiction = Message<"agent.v1.Contradiction"> & {
    * @generated from field: bool shadowed = 6;
    */
   shadowed: boolean;
+
+  /**
+   * The detector's rule that found it: negation, opposite, preference, number, date,
+   * value, or judge (the optional judge decided it).
+   *
+   * @generated from field: string rule = 7;
+   */
+  rule: string;
 };
 
 /**
@@ -418,6 +440,87 @@ export type Contradiction = Message<"agent.v1.Contradiction"> & {
  */
 export const ContradictionSchema: GenMessage<Contradiction> = /*@__PURE__*/
   messageDesc(file_agent_v1_memory, 4);
+
+/**
+ * An older memory that a new memory shadowed (replaced).
+ *
+ * @generated from message agent.v1.ShadowedMemory
+ */
+export type ShadowedMemory = Message<"agent.v1.ShadowedMemory"> & {
+  /**
+   * The older memory, now shadowed by the new one.
+   *
+   * @generated from field: string memory_id = 1;
+   */
+  memoryId: string;
+
+  /**
+   * Why: the contradiction rule that fired (negation, opposite, preference, number,
+   * date, value, judge), or "explicit" for an id named in the request's `supersedes`.
+   *
+   * @generated from field: string rule = 2;
+   */
+  rule: string;
+
+  /**
+   * Short explanation, e.g. "different value: Berlin → Munich", or "named in
+   * supersedes" for an explicit one.
+   *
+   * @generated from field: string reason = 3;
+   */
+  reason: string;
+
+  /**
+   * Excerpt of the older memory's content (at most 160 characters).
+   *
+   * @generated from field: string snippet = 4;
+   */
+  snippet: string;
+};
+
+/**
+ * Describes the message agent.v1.ShadowedMemory.
+ * Use `create(ShadowedMemorySchema)` to create a new message.
+ */
+export const ShadowedMemorySchema: GenMessage<ShadowedMemory> = /*@__PURE__*/
+  messageDesc(file_agent_v1_memory, 5);
+
+/**
+ * An older memory that contradiction detection compared with a new memory and left
+ * active beside it: a near miss (similar, but an addition, another subject, a second
+ * value of a many-valued attribute, ...), or a contradiction the key may not shadow.
+ *
+ * @generated from message agent.v1.KeptBesideMemory
+ */
+export type KeptBesideMemory = Message<"agent.v1.KeptBesideMemory"> & {
+  /**
+   * The older memory, still active.
+   *
+   * @generated from field: string memory_id = 1;
+   */
+  memoryId: string;
+
+  /**
+   * Excerpt of the older memory's content (at most 160 characters).
+   *
+   * @generated from field: string snippet = 2;
+   */
+  snippet: string;
+
+  /**
+   * Why it was kept, e.g. "similar but no update rule applied".
+   *
+   * @generated from field: string reason = 3;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message agent.v1.KeptBesideMemory.
+ * Use `create(KeptBesideMemorySchema)` to create a new message.
+ */
+export const KeptBesideMemorySchema: GenMessage<KeptBesideMemory> = /*@__PURE__*/
+  messageDesc(file_agent_v1_memory, 6);
 
 /**
  * What became of one memory of a create request.
@@ -446,6 +549,38 @@ export type CreateMemoryResult = Message<"agent.v1.CreateMemoryResult"> & {
    * @generated from field: repeated string supersedes = 3;
    */
   supersedes: string[];
+
+  /**
+   * stored, or duplicate (nothing stored; see `duplicate_of`).
+   *
+   * @generated from field: agent.v1.CreateOutcome outcome = 4;
+   */
+  outcome: CreateOutcome;
+
+  /**
+   * The memories this one shadowed (the ids of `supersedes`, in the same order), each
+   * with the rule and reason; empty for a duplicate.
+   *
+   * @generated from field: repeated agent.v1.ShadowedMemory shadowed = 5;
+   */
+  shadowed: ShadowedMemory[];
+
+  /**
+   * Similar older memories the detector compared this one with and did not replace;
+   * they stay active. Empty for a duplicate.
+   *
+   * @generated from field: repeated agent.v1.KeptBesideMemory kept_beside = 6;
+   */
+  keptBeside: KeptBesideMemory[];
+
+  /**
+   * One readable line about what happened, e.g. "stored; shadowed mem_01…
+   * (different value: Berlin → Munich)", "duplicate of mem_01…", "stored; kept
+   * beside mem_01… (similar but no update rule applied)", or "stored".
+   *
+   * @generated from field: string summary = 7;
+   */
+  summary: string;
 };
 
 /**
@@ -453,7 +588,7 @@ export type CreateMemoryResult = Message<"agent.v1.CreateMemoryResult"> & {
  * Use `create(CreateMemoryResultSchema)` to create a new message.
  */
 export const CreateMemoryResultSchema: GenMessage<CreateMemoryResult> = /*@__PURE__*/
-  messageDesc(file_agent_v1_memory, 5);
+  messageDesc(file_agent_v1_memory, 7);
 
 /**
  * @generated from message agent.v1.CreateMemoriesResponse
@@ -486,6 +621,14 @@ export type CreateMemoriesResponse = Message<"agent.v1.CreateMemoriesResponse"> 
    * @generated from field: repeated agent.v1.CreateMemoryResult results = 4;
    */
   results: CreateMemoryResult[];
+
+  /**
+   * True when the request was a dry run: nothing above was stored, the ids of new
+   * memories are provisional, and no memory was shadowed. Absent otherwise.
+   *
+   * @generated from field: optional bool dry_run = 5;
+   */
+  dryRun?: boolean | undefined;
 };
 
 /**
@@ -493,7 +636,7 @@ export type CreateMemoriesResponse = Message<"agent.v1.CreateMemoriesResponse"> 
  * Use `create(CreateMemoriesResponseSchema)` to create a new message.
  */
 export const CreateMemoriesResponseSchema: GenMessage<CreateMemoriesResponse> = /*@__PURE__*/
-  messageDesc(file_agent_v1_memory, 6);
+  messageDesc(file_agent_v1_memory, 8);
 
 /**
  * @generated from message agent.v1.GetMemoryRequest
@@ -517,7 +660,7 @@ export type GetMemoryRequest = Message<"agent.v1.GetMemoryRequest"> & {
  * Use `create(GetMemoryRequestSchema)` to create a new message.
  */
 export const GetMemoryRequestSchema: GenMessage<GetMemoryRequest> = /*@__PURE__*/
-  messageDesc(file_agent_v1_memory, 7);
+  messageDesc(file_agent_v1_memory, 9);
 
 /**
  * @generated from message agent.v1.UpdateMemoryRequest
@@ -550,7 +693,7 @@ export type UpdateMemoryRequest = Message<"agent.v1.UpdateMemoryRequest"> & {
  * Use `create(UpdateMemoryRequestSchema)` to create a new message.
  */
 export const UpdateMemoryRequestSchema: GenMessage<UpdateMemoryRequest> = /*@__PURE__*/
-  messageDesc(file_agent_v1_memory, 8);
+  messageDesc(file_agent_v1_memory, 10);
 
 /**
  * @generated from message agent.v1.DeleteMemoryRequest
@@ -567,7 +710,7 @@ export type DeleteMemoryRequest = Message<"agent.v1.DeleteMemoryRequest"> & {
  * Use `create(DeleteMemoryRequestSchema)` to create a new message.
  */
 export const DeleteMemoryRequestSchema: GenMessage<DeleteMemoryRequest> = /*@__PURE__*/
-  messageDesc(file_agent_v1_memory, 9);
+  messageDesc(file_agent_v1_memory, 11);
 
 /**
  * @generated from message agent.v1.DeleteMemoryResponse
@@ -598,7 +741,7 @@ export type DeleteMemoryResponse = Message<"agent.v1.DeleteMemoryResponse"> & {
  * Use `create(DeleteMemoryResponseSchema)` to create a new message.
  */
 export const DeleteMemoryResponseSchema: GenMessage<DeleteMemoryResponse> = /*@__PURE__*/
-  messageDesc(file_agent_v1_memory, 10);
+  messageDesc(file_agent_v1_memory, 12);
 
 /**
  * @generated from message agent.v1.ListMemoryVersionsRequest
@@ -615,7 +758,7 @@ export type ListMemoryVersionsRequest = Message<"agent.v1.ListMemoryVersionsRequ
  * Use `create(ListMemoryVersionsRequestSchema)` to create a new message.
  */
 export const ListMemoryVersionsRequestSchema: GenMessage<ListMemoryVersionsRequest> = /*@__PURE__*/
-  messageDesc(file_agent_v1_memory, 11);
+  messageDesc(file_agent_v1_memory, 13);
 
 /**
  * @generated from message agent.v1.ListMemoryVersionsResponse
@@ -634,7 +777,7 @@ export type ListMemoryVersionsResponse = Message<"agent.v1.ListMemoryVersionsRes
  * Use `create(ListMemoryVersionsResponseSchema)` to create a new message.
  */
 export const ListMemoryVersionsResponseSchema: GenMessage<ListMemoryVersionsResponse> = /*@__PURE__*/
-  messageDesc(file_agent_v1_memory, 12);
+  messageDesc(file_agent_v1_memory, 14);
 
 /**
  * @generated from message agent.v1.ListMemoriesRequest
@@ -711,7 +854,7 @@ export type ListMemoriesRequest = Message<"agent.v1.ListMemoriesRequest"> & {
  * Use `create(ListMemoriesRequestSchema)` to create a new message.
  */
 export const ListMemoriesRequestSchema: GenMessage<ListMemoriesRequest> = /*@__PURE__*/
-  messageDesc(file_agent_v1_memory, 13);
+  messageDesc(file_agent_v1_memory, 15);
 
 /**
  * @generated from message agent.v1.ListMemoriesResponse
@@ -737,7 +880,7 @@ export type ListMemoriesResponse = Message<"agent.v1.ListMemoriesResponse"> & {
  * Use `create(ListMemoriesResponseSchema)` to create a new message.
  */
 export const ListMemoriesResponseSchema: GenMessage<ListMemoriesResponse> = /*@__PURE__*/
-  messageDesc(file_agent_v1_memory, 14);
+  messageDesc(file_agent_v1_memory, 16);
 
 /**
  * @generated from message agent.v1.ListShadowedMemoriesRequest
@@ -770,7 +913,7 @@ export type ListShadowedMemoriesRequest = Message<"agent.v1.ListShadowedMemories
  * Use `create(ListShadowedMemoriesRequestSchema)` to create a new message.
  */
 export const ListShadowedMemoriesRequestSchema: GenMessage<ListShadowedMemoriesRequest> = /*@__PURE__*/
-  messageDesc(file_agent_v1_memory, 15);
+  messageDesc(file_agent_v1_memory, 17);
 
 /**
  * @generated from message agent.v1.ListShadowedMemoriesResponse
@@ -796,7 +939,7 @@ export type ListShadowedMemoriesResponse = Message<"agent.v1.ListShadowedMemorie
  * Use `create(ListShadowedMemoriesResponseSchema)` to create a new message.
  */
 export const ListShadowedMemoriesResponseSchema: GenMessage<ListShadowedMemoriesResponse> = /*@__PURE__*/
-  messageDesc(file_agent_v1_memory, 16);
+  messageDesc(file_agent_v1_memory, 18);
 
 /**
  * What kind of knowledge a memory holds.
@@ -961,6 +1104,39 @@ export const MemoryStateSchema: GenEnum<MemoryState> = /*@__PURE__*/
   enumDesc(file_agent_v1_memory, 3);
 
 /**
+ * What a create did with one requested memory.
+ *
+ * @generated from enum agent.v1.CreateOutcome
+ */
+export enum CreateOutcome {
+  /**
+   * @generated from enum value: CREATE_OUTCOME_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * A new memory was stored (in a dry run: would be stored).
+   *
+   * @generated from enum value: CREATE_OUTCOME_STORED = 1;
+   */
+  STORED = 1,
+
+  /**
+   * Nothing was stored: an active memory (or an earlier memory of the same batch) has
+   * the same normalised content, type and containers; `duplicate_of` names it.
+   *
+   * @generated from enum value: CREATE_OUTCOME_DUPLICATE = 2;
+   */
+  DUPLICATE = 2,
+}
+
+/**
+ * Describes the enum agent.v1.CreateOutcome.
+ */
+export const CreateOutcomeSchema: GenEnum<CreateOutcome> = /*@__PURE__*/
+  enumDesc(file_agent_v1_memory, 4);
+
+/**
  * Stores, reads, edits and deletes memories. Every call is scoped to the
  * workspace and containers of the caller's API key.
  *
@@ -977,10 +1153,18 @@ export const MemoryService: GenService<{
    * normalised content equals an active memory's of the same type and containers is
    * not stored again: its result names the existing memory in `duplicate_of`.
    *
+   * Each result says what became of its memory: `outcome` (stored or duplicate), the
+   * older memories it `shadowed` (with the rule and reason), the similar ones it was
+   * `kept_beside`, and a one-line `summary`.
+   *
    * Send an `Idempotency-Key` header (gRPC/Connect metadata `idempotency-key`, 1 to
    * 255 printable ASCII characters) to make retries safe: a retry with the same key
    * from the same API key within 24 hours returns the first response without writing
    * again; the same key with a different request fails with invalid_request.
+   *
+   * With `dry_run` the request is validated and checked exactly as a real create, and
+   * the response is the one a real create would return, but nothing is stored,
+   * shadowed, indexed or counted against the plan (see `dry_run`).
    *
    * @generated from rpc agent.v1.MemoryService.CreateMemories
    */

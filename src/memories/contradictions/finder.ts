@@ -33,6 +33,23 @@ export interface FoundContradiction {
   olderContainers: string[];
   score: number;
   reason: string;
+  /** The rule that fired ("value", "negation", …), or "judge" when the judge decided. */
+  rule: string;
+}
+
+/** An older memory compared with a new one and left beside it: a near miss, not a contradiction. */
+export interface KeptBeside {
+  /** Index of the newer memory in the write. */
+  newer: number;
+  olderId: string;
+  olderContent: string;
+  /** Why it was kept, e.g. "similar but no update rule applied". */
+  reason: string;
+}
+
+export interface FoundContradictions {
+  contradictions: FoundContradiction[];
+  keptBeside: KeptBeside[];
 }
 
 export interface FinderOptions {
@@ -117,7 +134,7 @@ interface Pair {
   verdict: Verdict | null;
 }
 
-export type ContradictionFinder = (workspaceId: string, memories: readonly NewMemory[]) => Promise<FoundContradiction[]>;
+export type ContradictionFinder = (workspaceId: string, memories: readonly NewMemory[]) => Promise<FoundContradictions>;
 
 export function createContradictionFinder(opts: FinderOptions): ContradictionFinder {
   async function embed(memories: readonly NewMemory[]): Promise<Float32Array[] | null> {
@@ -201,7 +218,7 @@ export function createContradictionFinder(opts: FinderOptions): ContradictionFin
   // CPU: in one go, the event loop went up to 196-229 ms without turning during an API ingest with
   // recalls; in slices, 59-97 ms.
   return async (workspaceId, memories) => {
-    if (memories.length === 0) return [];
+    if (memories.length === 0) return { contradictions: [], keptBeside: [] };
     const slices = eventLoopSlices(opts.sliceMs);
     const vectors = await embed(memories);
     const [nearest, notIndexed] = await Promise.all([semantic(workspaceId, memories, vectors), pending(workspaceId, memories, vectors, slices)]);
@@ -245,11 +262,27 @@ export function createContradictionFinder(opts: FinderOptions): ContradictionFin
       }
     }
     await judge(pairs);
-    return pairs.flatMap((p) =>
-      p.verdict
-        ? [{ newer: p.newer, olderId: p.olderId, olderContent: p.olderContent, olderContainers: p.olderContainers, score: p.verdict.score, reason: p.verdict.reason }]
-        : [],
-    );
+    // The judge's verdicts keep a rule's name; their reason says the judge decided.
+    return {
+      contradictions: pairs.flatMap((p) =>
+        p.verdict
+          ? [
+              {
+                newer: p.newer,
+                olderId: p.olderId,
+                olderContent: p.olderContent,
+                olderContainers: p.olderContainers,
+                score: p.verdict.score,
+                reason: p.verdict.reason,
+                rule: p.verdict.reason.startsWith("judge: ") ? "judge" : p.verdict.rule,
+              },
+            ]
+          : [],
+      ),
+      keptBeside: pairs.flatMap((p) =>
+        !p.verdict && p.cosine >= judgeSimilarity ? [{ newer: p.newer, olderId: p.olderId, olderContent: p.olderContent, reason: "similar but no update rule applied" }] : [],
+      ),
+    };
   };
 }
 
