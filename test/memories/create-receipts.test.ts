@@ -5,7 +5,8 @@ import { planEnv } from "../usage/limits-env.js";
 
 type Rest = ReturnType<typeof rest>;
 const memories = "/api/v1/agent/memories";
-const nearMiss = "similar but no update rule applied";
+/** The detector reads "also" as an addition: the older memory stays beside the new one, with why. */
+const nearMiss = "an addition (\"also\"): drink of the user";
 const times = new Set(["createdAt", "updatedAt", "validFrom", "supersededAt"]);
 
 /** A create response with the given ids (new memories') replaced by placeholders and its timestamps blanked. */
@@ -94,7 +95,7 @@ describe.each(backends)("create receipts and dry runs (%s)", (backend) => {
 
     it("a near miss: kept beside the similar older memory, which stays active", async () => {
       const { call } = await agentIn();
-      // Cosine 0.89 with the built-in model, and no rule fires: an addition ("also").
+      // Cosine 0.89 with the built-in model; the detector reads "also" as an addition.
       const older = (await create(call, { content: "The user drinks green tea every morning", type: "preference" })).ids[0];
       const res = await create(call, { content: "The user also drinks black tea every morning", type: "preference" });
       expect(res.contradictions).toEqual([]);

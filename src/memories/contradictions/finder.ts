@@ -7,9 +7,9 @@ import type { VectorHit, VectorIndex } from "../../search/vector/vector-index.js
 import type { JobVectorReader } from "../job-vectors.js";
 import { findActiveMemories, latestContentJobs } from "../memory-store.js";
 import type { Judge } from "./judge.js";
-import { compareStatements, type Verdict } from "./rules.js";
+import { assessPair, type PairAssessment, type Verdict } from "./rules.js";
 import { noStatement, statementOf, type Statement } from "./statement.js";
-import { contradictionsWithEarlier, type Subject } from "./within-batch.js";
+import { assessWithEarlier, type Subject } from "./within-batch.js";
 
 // Finds what a write contradicts. Candidates are the active memories sharing a container with a new
 // memory that are nearest by embedding (multi-vector searches of ten new memories each), and the nearest
@@ -33,7 +33,7 @@ export interface FoundContradiction {
   olderContainers: string[];
   score: number;
   reason: string;
-  /** The rule that fired ("value", "negation", …), or "judge" when the judge decided. */
+  /** The rule that fired ("value", "attribute", "negation", …), or "judge" when the judge decided. */
   rule: string;
 }
 
@@ -43,7 +43,7 @@ export interface KeptBeside {
   newer: number;
   olderId: string;
   olderContent: string;
-  /** Why it was kept, e.g. "similar but no update rule applied". */
+  /** Why it was kept, e.g. "an addition (\"also\"): likes of the user". */
   reason: string;
 }
 
@@ -75,8 +75,10 @@ export interface FinderOptions {
 const maxStatementChars = 1_000;
 /** Pairs at least this similar go to the judge even when no rule fired: likely the same subject. */
 const judgeSimilarity = 0.8;
-/** At most this many pairs per write go to the judge, most doubtful first. */
+/** At most this many pairs per write go to the judge: the rules' updates, then their doubts, then the most similar. */
 const judgeMaxPairs = 20;
+/** Near misses reported per new memory, most similar first. */
+const keptPerMemory = 3;
 /**
  * New memories whose nearest neighbours one index search looks up. LanceDB scans for all the vectors of
  * a search at once, each scan holding its own batches of rows: searches of a whole write (100 vectors)
@@ -132,6 +134,25 @@ interface Pair {
   olderContainers: string[];
   cosine: number;
   verdict: Verdict | null;
+  /** Why the detector left the older memory beside the new one, when it did. */
+  kept: string | null;
+  /** What the detector could not settle (the judge's to decide). */
+  doubtful: string | null;
+}
+
+function assessed(assessment: PairAssessment | null): Pick<Pair, "verdict" | "kept" | "doubtful"> {
+  return {
+    verdict: assessment?.kind === "update" ? assessment.verdict : null,
+    kept: assessment?.kind === "kept" ? assessment.reason : null,
+    doubtful: assessment?.kind === "doubtful" ? assessment.reason : null,
+  };
+}
+
+/** Why a pair without a verdict was left beside, or null when it says nothing worth reporting. */
+function keptReason(p: Pair): string | null {
+  if (p.kept) return p.kept;
+  if (p.doubtful) return `maybe an update, not decided: ${p.doubtful}`;
+  return p.cosine >= judgeSimilarity ? "similar, but no rule found an update" : null;
 }
 
 export type ContradictionFinder = (workspaceId: string, memories: readonly NewMemory[]) => Promise<FoundContradictions>;
@@ -198,19 +219,21 @@ export function createContradictionFinder(opts: FinderOptions): ContradictionFin
 
   async function judge(pairs: Pair[]): Promise<void> {
     if (!opts.judge) return;
-    const doubtful = pairs
-      .filter((p) => p.verdict !== null || p.cosine >= judgeSimilarity)
-      .sort((a, b) => Number(b.verdict !== null) - Number(a.verdict !== null) || b.cosine - a.cosine)
+    const priority = (p: Pair) => (p.verdict ? 2 : p.doubtful ? 1 : 0);
+    const asked = pairs
+      .filter((p) => p.verdict !== null || p.doubtful !== null || p.cosine >= judgeSimilarity)
+      .sort((a, b) => priority(b) - priority(a) || b.cosine - a.cosine)
       .slice(0, judgeMaxPairs);
-    if (doubtful.length === 0) return;
-    const verdicts = await opts.judge(doubtful.map((p) => ({ older: p.olderContent, newer: p.newerContent })));
+    if (asked.length === 0) return;
+    const verdicts = await opts.judge(asked.map((p) => ({ older: p.olderContent, newer: p.newerContent })));
     if (!verdicts) return;
-    doubtful.forEach((p, i) => {
+    asked.forEach((p, i) => {
       const v = verdicts[i];
       if (!v) return;
-      p.verdict = v.contradiction
-        ? { rule: p.verdict?.rule ?? "value", score: Math.max(p.verdict?.score ?? 0, 0.9), reason: `judge: ${v.reason || "contradiction"}` }
-        : null;
+      const reason = `judge: ${v.reason || (v.contradiction ? "contradiction" : "no contradiction")}`;
+      p.verdict = v.contradiction ? { rule: "judge", score: Math.max(p.verdict?.score ?? 0, 0.9), reason } : null;
+      p.kept = v.contradiction ? null : reason;
+      p.doubtful = null;
     });
   }
 
@@ -236,15 +259,15 @@ export function createContradictionFinder(opts: FinderOptions): ContradictionFin
       for (const id of ids) {
         const older = stored.get(id);
         if (!older || !older.containers.some((c) => memory.containers.includes(c))) continue;
-        const verdict = compareStatements(statement(older.content), statement(memory.content));
+        const similarity = nearest[newer]!.get(id) ?? notIndexed[newer]!.get(id) ?? 0;
         pairs.push({
           newer,
           newerContent: memory.content,
           olderId: id,
           olderContent: older.content,
           olderContainers: older.containers,
-          cosine: nearest[newer]!.get(id) ?? notIndexed[newer]!.get(id) ?? 0,
-          verdict,
+          cosine: similarity,
+          ...assessed(assessPair(statement(older.content), statement(memory.content), similarity)),
         });
       }
     }
@@ -253,16 +276,16 @@ export function createContradictionFinder(opts: FinderOptions): ContradictionFin
       if (slices.due) await slices.pause();
       subjects.push({ content: m.content, containers: m.containers, statement: statement(m.content) });
     }
+    const similarity = (older: number, newer: number) => (vectors ? cosine(vectors[older]!, vectors[newer]!) : 0);
     for (let newer = 1; newer < memories.length; newer++) {
       if (slices.due) await slices.pause();
-      for (const { older, verdict } of contradictionsWithEarlier(subjects, newer)) {
-        const similarity = vectors ? cosine(vectors[older]!, vectors[newer]!) : 0;
+      for (const { older, assessment } of assessWithEarlier(subjects, newer, similarity)) {
         const o = memories[older]!;
-        pairs.push({ newer, newerContent: memories[newer]!.content, olderId: o.id, olderContent: o.content, olderContainers: o.containers, cosine: similarity, verdict });
+        const pair = { newer, newerContent: memories[newer]!.content, olderId: o.id, olderContent: o.content, olderContainers: o.containers };
+        pairs.push({ ...pair, cosine: similarity(older, newer), ...assessed(assessment) });
       }
     }
     await judge(pairs);
-    // The judge's verdicts keep a rule's name; their reason says the judge decided.
     return {
       contradictions: pairs.flatMap((p) =>
         p.verdict
@@ -274,16 +297,29 @@ export function createContradictionFinder(opts: FinderOptions): ContradictionFin
                 olderContainers: p.olderContainers,
                 score: p.verdict.score,
                 reason: p.verdict.reason,
-                rule: p.verdict.reason.startsWith("judge: ") ? "judge" : p.verdict.rule,
+                rule: p.verdict.rule,
               },
             ]
           : [],
       ),
-      keptBeside: pairs.flatMap((p) =>
-        !p.verdict && p.cosine >= judgeSimilarity ? [{ newer: p.newer, olderId: p.olderId, olderContent: p.olderContent, reason: "similar but no update rule applied" }] : [],
-      ),
+      keptBeside: keptBeside(pairs),
     };
   };
+}
+
+/** The near misses of a write: per new memory, the most similar pairs left beside it with a reason. */
+function keptBeside(pairs: readonly Pair[]): KeptBeside[] {
+  const byMemory = new Map<number, Array<{ pair: Pair; reason: string }>>();
+  for (const pair of pairs) {
+    const reason = pair.verdict ? null : keptReason(pair);
+    if (reason !== null) byMemory.set(pair.newer, [...(byMemory.get(pair.newer) ?? []), { pair, reason }]);
+  }
+  return [...byMemory.values()].flatMap((list) =>
+    list
+      .sort((a, b) => b.pair.cosine - a.pair.cosine)
+      .slice(0, keptPerMemory)
+      .map(({ pair, reason }) => ({ newer: pair.newer, olderId: pair.olderId, olderContent: pair.olderContent, reason })),
+  );
 }
 
 /** Adds to `into` the `k` pending memories nearest to a new memory's vector among those sharing a container. */

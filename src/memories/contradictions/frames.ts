@@ -49,6 +49,8 @@ export interface Frame {
   removes: boolean;
   /** "for <scope>": the value holds for that only ("prefers Python for data scripts"). */
   scope: string;
+  /** The part of the day a habit holds at ("every morning", "in the afternoon"), or "". */
+  when: string;
   negative: boolean;
   /** The change marker as written ("moved", "now", "switched"), or null. */
   change: string | null;
@@ -69,6 +71,9 @@ const tentativeLemmas = new Set(["plan", "consider", "evaluate", "think", "hope"
 const particles = new Set(["to", "in", "at", "for", "from", "over", "with", "on", "as", "by", "off", "into", "onto", "under", "back", "up", "out"]);
 /** Texts longer than this are documents or conversation, not statements: no frames. */
 const maxFramesWords = 40;
+const partsOfDay = new Set(["morning", "afternoon", "evening", "night", "noon", "midday", "lunchtime", "weekday", "weekend"]);
+const whenOf = (words: Word[]) => words.filter((w) => partsOfDay.has(w.lemma)).map((w) => w.lemma).join(" ");
+const unknownValues = new Set(["tbd", "tba", "unknown", "undecided", "unconfirmed"]);
 /** Leader verbs that say so only of a group: "runs the data team", not "runs Ubuntu". */
 const looseLeaderVerbs = new Set(["run", "manage", "own"]);
 
@@ -242,6 +247,8 @@ function clauseFrame(raw: Word[], previous: Frame | null): Frame | null {
     if (prep === "from" || prep.endsWith(" from")) break;
   }
   const rest = words.slice(i);
+  // "is to be confirmed", "is TBD": a value still unknown is no value.
+  const unknownValue = (prep === "to" && !verb) || rest.some((w) => unknownValues.has(w.lower));
   const { value, old, qualifier, scope } = splitValue(prep, rest, verb);
   if (subject.length === 0) {
     // "… and now lives there": the previous clause's subject. An imperative has none: nothing to compare.
@@ -252,7 +259,7 @@ function clauseFrame(raw: Word[], previous: Frame | null): Frame | null {
   const person = (ws: Word[]) =>
     ws.length > 0 && (ws.every((w) => w.pos === "PROPN") || ws.some((w) => personSubjects.has(w.lemma) || personSubjects.has(w.lower)));
   let entity = entityWords.length > 0 ? key(entityWords) : previous?.entity ?? "";
-  let entityText = entityWords.length > 0 ? entityWords.map((w) => w.text).join(" ") : previous?.entityText ?? "";
+  let entityText = entityWords.length > 0 ? phrase(entityWords) : previous?.entityText ?? "";
   const isPerson = entityWords.length > 0 ? person(entityWords) : (previous !== null && personSubjects.has(previous.entity)) || /^[a-z]+( [a-z]+)?$/.test(entity);
   let valueWords = value;
   let oldWords = old;
@@ -260,7 +267,8 @@ function clauseFrame(raw: Word[], previous: Frame | null): Frame | null {
   let predicate = "";
   let setter = false;
   const past = usedTo || (verbWord !== null && !passive && !sawHave && isPast(verbWord) && !setterVerbs.has(verb) && !removalVerbs.has(verb) && !isSettling(verb));
-  const removes = removalVerbs.has(prep === "off" || prep === "up" ? `${verb} ${prep}` : verb) || (verb === "turn" && prep === "off");
+  // "quit coffee", "gave up coffee", "turned off alerts"; not "stopped by the coffee shop".
+  const removes = prep === "" || prep === "off" || prep === "up" ? removalVerbs.has(prep ? `${verb} ${prep}` : verb) : false;
 
   if (!verb) {
     // "X's N is V", "X is V".
@@ -291,7 +299,7 @@ function clauseFrame(raw: Word[], previous: Frame | null): Frame | null {
       if (valueWords.length === 0) return null;
       const leader = entityWords.length > 0 ? entityWords : [];
       entity = key(valueWords);
-      entityText = valueWords.map((w) => w.text).join(" ");
+      entityText = phrase(valueWords);
       valueWords = leader;
       attr = attribute("manager");
       predicate = "leads";
@@ -335,18 +343,19 @@ function clauseFrame(raw: Word[], previous: Frame | null): Frame | null {
     attribute: attr,
     predicate,
     setter,
-    value: valueWords.map(tokenKey).filter((t) => t !== ""),
+    value: valueWords.filter((w) => !partsOfDay.has(w.lemma) || valueWords.every((v) => partsOfDay.has(v.lemma) || determiners.has(v.lower))).map(tokenKey).filter((t) => t !== ""),
     valueText: valueWords.map((w) => w.text).join(" "),
     valueKind: kindOf(valueWords),
     old: oldWords ? oldWords.map(tokenKey).filter((t) => t !== "") : null,
     oldText: oldWords ? oldWords.map((w) => w.text).join(" ") : "",
     removes,
     scope: scope.map(tokenKey).filter((t) => t !== "").join(" "),
+    when: whenOf(valueWords),
     negative: markers.negative,
     change: markers.change,
     addition: markers.addition,
     past,
-    tentative: markers.tentative,
+    tentative: markers.tentative || unknownValue,
   };
 }
 
@@ -367,7 +376,7 @@ function predicateIndex(words: Word[]): number {
     const w = words[i]!;
     const lemma = w.lower.endsWith("s") ? w.lower.slice(0, -1) : w.lower;
     const after = words[i + 1]!;
-    const objectFollows = ["ADP", "DET", "PRON", "PROPN", "NUM"].includes(after.pos);
+    const objectFollows = ["ADP", "DET", "PRON", "PROPN", "NUM", "ADJ", "NOUN"].includes(after.pos);
     if (w.pos === "NOUN" && w.lower.endsWith("s") && objectFollows && (verbAttributes.has(`${lemma} ${after.lower}`) || knownVerbs.has(lemma))) {
       w.lemma = lemma;
       w.pos = "VERB";
@@ -442,6 +451,9 @@ function nounAttribute(words: Word[]): Attribute | null {
   }
   return null;
 }
+
+/** Words as written, a leading determiner in lower case ("the user", not "The user", inside a reason). */
+const phrase = (words: Word[]): string => words.map((w, i) => (i === 0 && determiners.has(w.lower) ? w.lower : w.text)).join(" ");
 
 const tokenKey = (w: Word): string => {
   const t = w.pos === "PROPN" || w.pos === "NUM" || /\d/.test(w.text) ? w.lower : w.lemma;

@@ -9,7 +9,8 @@ import { assessGist, assessStatements, type FrameRule } from "./update-rules.js"
 // preference reversed, or one value slot holding another number, date or name. Anything else (added
 // detail, a second value for a many-valued attribute, a different subject or attribute) is not one.
 
-export type ContradictionRule = "negation" | "opposite" | "preference" | "number" | "date" | "value" | FrameRule;
+/** "judge": the configured judge decided (see judge.ts). */
+export type ContradictionRule = "negation" | "opposite" | "preference" | "number" | "date" | "value" | FrameRule | "judge";
 
 export interface Verdict {
   rule: ContradictionRule;
@@ -30,6 +31,7 @@ const ruleConfidence: Record<ContradictionRule, number> = {
   change: 0.85,
   removal: 0.85,
   topic: 0.75,
+  judge: 0.9,
 };
 
 const valueKinds = { number: "number", time: "date", name: "value" } as const;

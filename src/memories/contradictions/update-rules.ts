@@ -69,6 +69,12 @@ export function assessFrames(older: Frame, newer: Frame, similarity: number): Fr
   }
   const attr = a ?? b;
   if (attr && !attr.single && !newer.change && !newer.setter) return { kind: "kept", reason: `${attr.label} can hold several values: ${subject}` };
+  // "meetings in the morning" → "… in the afternoon" changes when; "coffee every morning" and "tea in the
+  // afternoon" are two habits.
+  if (older.when !== "" && newer.when !== "" && older.when !== newer.when) {
+    if (sameTokens(older.value, newer.value)) return update("attribute", `${subject}: ${older.when} → ${newer.when}`);
+    return { kind: "kept", reason: `another time of day: ${subject} in the ${newer.when}, not the ${older.when}` };
+  }
   if (newer.value.length === 0 || older.value.length === 0 || sameTokens(older.value, newer.value)) return null;
   // The same change told of two things ("cancelled a reservation at Nopa" / "… at Zuni"): two events.
   if (samePredicate && older.change !== null && older.change.toLowerCase() === newer.change?.toLowerCase()) return null;

@@ -1,4 +1,4 @@
-import { compareStatements, type Verdict } from "./rules.js";
+import { assessPair, type PairAssessment } from "./rules.js";
 import type { Statement } from "./statement.js";
 
 /** One memory of a write, as the detector sees it. */
@@ -9,18 +9,23 @@ export interface Subject {
 }
 
 /**
- * Contradictions between one memory of a batch and every earlier one sharing a container. A batch is
- * checked a newer memory at a time (each later one against every earlier one), so the caller can let
- * other work run between them: a batch of 100 is 4,950 pairs.
+ * How one memory of a batch bears on every earlier one sharing a container (updates, near misses and
+ * doubts; pairs about different things are left out). A batch is checked a newer memory at a time (each
+ * later one against every earlier one), so the caller can let other work run between them: a batch of
+ * 100 is 4,950 pairs. `similarity` gives two memories' cosine by their indexes.
  */
-export function contradictionsWithEarlier(subjects: readonly Subject[], newer: number): Array<{ older: number; verdict: Verdict }> {
-  const found: Array<{ older: number; verdict: Verdict }> = [];
+export function assessWithEarlier(
+  subjects: readonly Subject[],
+  newer: number,
+  similarity: (older: number, newer: number) => number,
+): Array<{ older: number; assessment: PairAssessment }> {
+  const found: Array<{ older: number; assessment: PairAssessment }> = [];
   const subject = subjects[newer]!;
   for (let i = 0; i < newer; i++) {
     const older = subjects[i]!;
     if (!older.containers.some((c) => subject.containers.includes(c))) continue;
-    const verdict = compareStatements(older.statement, subject.statement);
-    if (verdict) found.push({ older: i, verdict });
+    const assessment = assessPair(older.statement, subject.statement, similarity(i, newer));
+    if (assessment) found.push({ older: i, assessment });
   }
   return found;
 }

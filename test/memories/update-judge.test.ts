@@ -1,0 +1,106 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { grpcClient } from "../support/grpc-client.js";
+import { backends, rest, startTestServer, type TestServer } from "../support/test-server.js";
+
+// The judge (any OpenAI-compatible chat API, scripted here) is asked about the pairs the detector could
+// not settle, not only about very similar ones: "Dana writes all of her code in VS Code" / "Dana switched
+// to Neovim" share a subject and a change (cosine 0.40 with the built-in model), and no rule names the
+// attribute. Over REST, Connect and gRPC.
+
+const older = "Dana writes all of her code in VS Code";
+const newer = "Dana switched to Neovim full-time as of this week";
+
+describe.each(backends)("the judge decides the detector's doubts (%s)", (backend) => {
+  let server: TestServer;
+  let judge: Server;
+  let verdict = true;
+  const asked: string[] = [];
+
+  beforeAll(async () => {
+    judge = createServer((req, res) => {
+      let raw = "";
+      req.on("data", (c) => (raw += c));
+      req.on("end", () => {
+        const listing: string = JSON.parse(raw).messages[1].content;
+        asked.push(listing);
+        const pairs = (listing.match(/^\d+\. OLDER/gm) ?? []).length;
+        const verdicts = Array.from({ length: pairs }, (_, i) => ({ pair: i + 1, contradiction: verdict, reason: verdict ? "editor changed" : "two editors" }));
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(JSON.stringify({ choices: [{ message: { role: "assistant", content: JSON.stringify({ verdicts }) } }] }));
+      });
+    });
+    await new Promise<void>((resolve) => judge.listen(0, "127.0.0.1", resolve));
+    const { port } = judge.address() as AddressInfo;
+    server = await startTestServer(backend, { CONTRADICTION_JUDGE_URL: `http://127.0.0.1:${port}/v1`, CONTRADICTION_JUDGE_MODEL: "judge-model" });
+  });
+  afterAll(async () => {
+    await server?.close();
+    judge?.closeAllConnections();
+    await new Promise((resolve) => judge?.close(resolve));
+  });
+
+  let containers = 0;
+  const keyOfOwnContainer = () => server.createKey("acme", `judge-${++containers}`);
+
+  it("over REST: a doubtful pair reaches the judge, whose yes shadows the older memory", async () => {
+    verdict = true;
+    const call = rest(server.url, await keyOfOwnContainer());
+    const first = (await call("POST", "/api/v1/agent/memories", { content: older, type: "preference" })).body.ids[0];
+    const res = await call("POST", "/api/v1/agent/memories", { content: newer, type: "preference" });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(asked.at(-1)).toContain(`OLDER: ${JSON.stringify(older)}\n   NEWER: ${JSON.stringify(newer)}`);
+    expect(res.body.results[0].shadowed).toEqual([{ memoryId: first, rule: "judge", reason: "judge: editor changed", snippet: older }]);
+    expect((await call("GET", `/api/v1/agent/memories/${first}`)).body.state).toBe("shadowed");
+  });
+
+  it("over REST: the judge's no keeps the older memory beside the new one, with its reason", async () => {
+    verdict = false;
+    const call = rest(server.url, await keyOfOwnContainer());
+    const first = (await call("POST", "/api/v1/agent/memories", { content: older, type: "preference" })).body.ids[0];
+    const res = await call("POST", "/api/v1/agent/memories", { content: newer, type: "preference" });
+    expect(res.body.contradictions).toEqual([]);
+    expect(res.body.results[0].keptBeside).toEqual([{ memoryId: first, snippet: older, reason: "judge: two editors" }]);
+    expect((await call("GET", `/api/v1/agent/memories/${first}`)).body.state).toBe("active");
+  });
+
+  it("is asked to confirm an update the rules found, such as a move told with a time phrase", async () => {
+    verdict = true;
+    const call = rest(server.url, await keyOfOwnContainer());
+    await call("POST", "/api/v1/agent/memories", { content: "The user lives in Berlin.", type: "fact" });
+    const res = await call("POST", "/api/v1/agent/memories", { content: "The user moved to Munich last month.", type: "fact" });
+    expect(asked.at(-1)).toContain('OLDER: "The user lives in Berlin."');
+    expect(res.body.contradictions).toEqual([expect.objectContaining({ rule: "judge", reason: "judge: editor changed", shadowed: true })]);
+  });
+
+  it("over Connect and gRPC: the same verdicts, with the transport's own names", async () => {
+    verdict = true;
+    const key = await keyOfOwnContainer();
+    const connect = async (body: object) => {
+      const res = await fetch(`${server.url}/agent.v1.MemoryService/CreateMemories`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+        body: JSON.stringify(body),
+      });
+      expect(res.status).toBe(200);
+      return (await res.json()) as { ids: string[]; results: Array<{ shadowed?: unknown[]; outcome: string }> };
+    };
+    const first = (await connect({ content: older, type: "MEMORY_TYPE_PREFERENCE" })).ids[0];
+    const viaConnect = await connect({ content: newer, type: "MEMORY_TYPE_PREFERENCE" });
+    expect(viaConnect.results[0]).toMatchObject({ outcome: "CREATE_OUTCOME_STORED", shadowed: [{ memoryId: first, rule: "judge" }] });
+
+    verdict = false;
+    const grpcMemories = grpcClient(server.url, "MemoryService", key);
+    try {
+      const a = (await grpcMemories.call("createMemories", { content: "Kai writes all of his code in Emacs", type: "MEMORY_TYPE_PREFERENCE" })) as { ids: string[] };
+      const b = (await grpcMemories.call("createMemories", { content: "Kai switched to Helix full-time as of this week", type: "MEMORY_TYPE_PREFERENCE" })) as {
+        results: Array<{ keptBeside: unknown[]; shadowed: unknown[] }>;
+      };
+      expect(b.results[0]!.shadowed).toEqual([]);
+      expect(b.results[0]!.keptBeside).toEqual([{ memoryId: a.ids[0], snippet: "Kai writes all of his code in Emacs", reason: "judge: two editors" }]);
+    } finally {
+      grpcMemories.close();
+    }
+  });
+});
