@@ -5,13 +5,14 @@
 // Collect (once, or with --collect): stores the agent-facts memories in a server in this process, opens
 // the LoCoMo corpus that `bench/recall-quality.ts --variants speaker --reuse-dir DIR` left in DIR/speaker,
 // and runs the recall engine for every question in hybrid mode with limit 10 (so 40 candidates from each
-// search), keeping each candidate's features (cosine, bm25, informativeness, multipliers, which search
-// found it). Evaluate: ranks the candidates of every question by each rule and reports hit@1 / hit@5 (and
+// search), keeping each candidate's features (cosine, bm25, informativeness, the share of the query's
+// terms it holds, multipliers, which search found it). Evaluate: ranks the candidates of every question by each rule and reports hit@1 / hit@5 (and
 // any@10 on LoCoMo) on the tuning split and the held-out one. Rules are chosen on the tuning splits only
 // (agent-facts dev questions, LoCoMo conversations 0-4). --grid scores every rule of four families
 // (linear weights on cosine, bm25/(bm25 + 12) and informativeness; the same evidence discounted by
-// informativeness; each side divided by its best score in the query; reciprocal rank fusion) on the
-// tuning splits and shows the ten best on every split.
+// informativeness, with and without the keyword evidence scaled by the query's coverage; each side divided
+// by its best score in the query; reciprocal rank fusion) on the tuning splits and shows the ten best on
+// every split.
 
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
@@ -22,7 +23,7 @@ import { startApp, type App } from "../src/app.js";
 import { loadConfig } from "../src/config.js";
 import { runRecall } from "../src/recall/recall-engine.js";
 import type { RecallQuery } from "../src/recall/recall-rules.js";
-import { relevance } from "../src/recall/scoring.js";
+import { coverageScale, relevance } from "../src/recall/scoring.js";
 import { keywordRelevance } from "../src/search/scoring.js";
 import { jobVectorReader } from "../src/memories/job-vectors.js";
 import { pendingReader } from "../src/recall/pending-candidates.js";
@@ -37,6 +38,8 @@ interface Cand {
   semantic: boolean;
   keyword: boolean;
   informativeness: number;
+  /** Share of the query's terms the memory holds (queryCoverage). */
+  queryCoverage: number;
   label: string;
   multiplier: number;
   valid: boolean;
@@ -68,6 +71,7 @@ async function candidatesOf(app: App, workspaceId: string, query: string, contai
     semantic: c.matchedVia !== "keyword",
     keyword: c.matchedVia !== "semantic",
     informativeness: c.informativeness,
+    queryCoverage: c.queryCoverage,
     multiplier: c.recencyBoost * c.severityMultiplier * c.confidenceMultiplier,
     valid: c.validityState === "active",
   }));
@@ -119,7 +123,8 @@ type Rule = (cands: readonly Cand[]) => number[];
 const rules: Record<string, Rule> = {
   semantic: (cs) => cs.map((c) => (c.semantic ? Math.max(0, c.cosine) * c.multiplier : -1)),
   keyword: (cs) => cs.map((c) => (c.keyword ? keywordRelevance(c.bm25) * c.multiplier : -1)),
-  hybrid: (cs) => cs.map((c) => relevance("hybrid", c.cosine, c.bm25, c.informativeness) * c.multiplier),
+  hybrid: (cs) => cs.map((c) => relevance("hybrid", c.cosine, c.bm25, c.informativeness, c.queryCoverage) * c.multiplier),
+  "hybrid without the coverage scale": (cs) => cs.map((c) => relevance("hybrid", c.cosine, c.bm25, c.informativeness, 1) * c.multiplier),
   "previous hybrid (0.35 cosine + 0.45 keyword + 0.2 informativeness)": (cs) => linear(0.35, 0.45, 0.2)(cs),
 };
 
@@ -127,9 +132,18 @@ const rules: Record<string, Rule> = {
 function linear(ws: number, wk: number, wi: number): Rule {
   return (cs) => cs.map((c) => (ws * Math.max(0, c.cosine) + wk * keywordRelevance(c.bm25) + wi * c.informativeness) * c.multiplier);
 }
-/** Evidence from both searches, discounted (down to `floor`) for memories that say little. */
-function discounted(ws: number, floor: number, power: number): Rule {
-  return (cs) => cs.map((c) => (ws * Math.max(0, c.cosine) + (1 - ws) * keywordRelevance(c.bm25)) * (floor + (1 - floor) * c.informativeness ** power) * c.multiplier);
+/**
+ * Evidence from both searches, discounted (down to `floor`) for memories that say little; with `covered`,
+ * the keyword evidence scaled by the share of the query's terms the memory holds (coverageScale).
+ */
+function discounted(ws: number, floor: number, power: number, covered = false): Rule {
+  return (cs) =>
+    cs.map(
+      (c) =>
+        (ws * Math.max(0, c.cosine) + (1 - ws) * keywordRelevance(c.bm25) * (covered ? coverageScale(c.queryCoverage) : 1)) *
+        (floor + (1 - floor) * c.informativeness ** power) *
+        c.multiplier,
+    );
 }
 /** Each side divided by its best score in this query. */
 function perQueryMax(ws: number, wk: number, wi: number): Rule {
@@ -161,7 +175,10 @@ function grid(): Array<[string, Rule]> {
   const steps = [0.1, 0.2, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6];
   for (const ws of steps) for (const wk of steps) for (const wi of [0, 0.1, 0.15, 0.2, 0.25]) out.push([`linear ${ws}/${wk}/${wi}`, linear(ws, wk, wi)]);
   for (const ws of steps) for (const wk of steps) for (const wi of [0, 0.1, 0.2]) out.push([`per-query max ${ws}/${wk}/${wi}`, perQueryMax(ws, wk, wi)]);
-  for (const ws of [0.3, 0.4, 0.5, 0.6, 0.7]) for (const floor of [0, 0.2, 0.4, 0.5, 0.6, 0.8, 1]) for (const p of [1, 2]) out.push([`discounted ${ws}/${floor}/p${p}`, discounted(ws, floor, p)]);
+  for (const ws of [0.3, 0.4, 0.5, 0.6, 0.7]) for (const floor of [0, 0.2, 0.4, 0.5, 0.6, 0.8, 1]) for (const p of [1, 2]) {
+    out.push([`discounted ${ws}/${floor}/p${p}`, discounted(ws, floor, p)]);
+    out.push([`discounted ${ws}/${floor}/p${p} by coverage`, discounted(ws, floor, p, true)]);
+  }
   for (const k of [1, 10, 60]) for (const ws of [0.2, 0.3, 0.5, 0.7]) for (const wi of [0, 0.5, 1]) out.push([`rank fusion k=${k} ${ws}/${wi}`, rankFusion(k, ws, wi)]);
   return out;
 }
@@ -188,6 +205,9 @@ async function main(): Promise<void> {
     await writeFile(values.features, JSON.stringify(asked));
   } else {
     asked = JSON.parse(await readFile(values.features, "utf8")) as Asked[];
+    if (asked.some((a) => a.cands.some((c) => typeof c.queryCoverage !== "number"))) {
+      throw new Error(`${values.features} was collected before candidates kept their query coverage: run again with --collect`);
+    }
   }
   const f3 = (v: number) => v.toFixed(3).replace(/^0\./, ".");
   const tune = (set: Asked["set"]) => asked.filter((a) => a.set === set && !a.heldOut);

@@ -1,6 +1,6 @@
 import type { Scope } from "../accounts/container-scope.js";
 import type { Database } from "../db/database.js";
-import { recheckCandidates, type CheckedCandidate, type RecalledMemory } from "./candidate-store.js";
+import { recheckCandidates, type CheckedCandidate, type RecalledMemory, type TermMatching } from "./candidate-store.js";
 import { matchesFilter } from "./filter-match.js";
 import { withPending, type PendingReader } from "./pending-candidates.js";
 import type { RecallQuery } from "./recall-rules.js";
@@ -8,6 +8,7 @@ import {
   confidenceMultiplier,
   duplicateKey,
   informativeness,
+  queryCoverage,
   recencyBoost,
   relevance,
   severityMultiplier,
@@ -38,6 +39,8 @@ export interface ScoredCandidate {
   semantic: boolean;
   keyword: boolean;
   informativeness: number;
+  /** Share of the query's terms the memory contains (hybrid weighs the keyword evidence by it; 0 in semantic mode). */
+  queryCoverage: number;
   keywordMatches: string[];
   matchedVia: SearchMode;
   /** The shadowed candidate whose relevance this memory carries, as the memory that replaced it. */
@@ -105,7 +108,7 @@ async function loadSuccessors(
   access: Scope,
   checked: CheckedCandidate[],
   filter: VectorFilter,
-  keywordQuery: string | null,
+  keyword: TermMatching | null,
   metadata: RecallQuery["metadata"],
 ): Promise<CheckedCandidate[]> {
   if (!checked.some((c) => c.memory.state === "shadowed" && c.memory.supersededBy !== null)) return [];
@@ -119,7 +122,7 @@ async function loadSuccessors(
       if (c.memory.state === "shadowed" && next !== null && !have.has(next)) wanted.add(next);
     }
     if (wanted.size === 0) break;
-    frontier = (await recheckCandidates(deps.db, access, [...wanted], keywordQuery, metadata)).filter((c) => matchesFilter(c.memory, filter));
+    frontier = (await recheckCandidates(deps.db, access, [...wanted], keyword, metadata)).filter((c) => matchesFilter(c.memory, filter));
     for (const c of frontier) {
       have.add(c.memory.id);
       found.push(c);
@@ -162,17 +165,18 @@ export async function runRecall(deps: RecallEngineDeps, q: RecallQuery, access: 
     ids.push(h.id);
     if (vector && h.vector) cosineById.set(h.id, cosine(vector, h.vector));
   }
-  // The words each candidate matched are shown only in receipts.
-  const keywordQuery = q.mode === "semantic" || !q.includeReceipt ? null : q.query;
-  const checked = await recheckCandidates(deps.db, access, ids, keywordQuery, q.metadata);
-  const successors = await loadSuccessors(deps, access, checked, filter, keywordQuery, q.metadata);
+  // Hybrid scoring weighs the keyword evidence by the share of the query's terms a candidate holds; the
+  // words each candidate matched are shown only in receipts.
+  const keyword = q.mode === "hybrid" || (q.mode === "keyword" && q.includeReceipt) ? { query: q.query, words: q.includeReceipt } : null;
+  const checked = await recheckCandidates(deps.db, access, ids, keyword, q.metadata);
+  const successors = await loadSuccessors(deps, access, checked, filter, keyword, q.metadata);
   const searchMs = performance.now() - started - embedMs;
 
   const now = new Date();
   const semanticIds = new Set<string>();
   for (const h of semanticHits) semanticIds.add(h.id);
   const candidates: ScoredCandidate[] = [];
-  for (const { memory, keywordMatches, terms } of successors.length > 0 ? [...checked, ...successors] : checked) {
+  for (const { memory, keywordMatches, terms, queryTerms, matchedTerms } of successors.length > 0 ? [...checked, ...successors] : checked) {
     const bm25 = bm25ById.get(memory.id);
     const semantic = semanticIds.has(memory.id);
     candidates.push({
@@ -182,6 +186,7 @@ export async function runRecall(deps: RecallEngineDeps, q: RecallQuery, access: 
       semantic,
       keyword: bm25 !== undefined,
       informativeness: informativeness(terms),
+      queryCoverage: queryCoverage(matchedTerms, queryTerms),
       keywordMatches,
       matchedVia: semantic && bm25 !== undefined ? "hybrid" : bm25 !== undefined ? "keyword" : "semantic",
       inheritedFrom: null,
@@ -208,7 +213,7 @@ export async function runRecall(deps: RecallEngineDeps, q: RecallQuery, access: 
 export function scoreCandidates(candidates: ScoredCandidate[], mode: SearchMode): void {
   let replaced = false;
   for (const c of candidates) {
-    c.relevance = relevance(mode, c.cosine, c.bm25, c.informativeness);
+    c.relevance = relevance(mode, c.cosine, c.bm25, c.informativeness, c.queryCoverage);
     if (c.memory.state === "shadowed" && c.memory.supersededBy !== null) replaced = true;
   }
   if (replaced) inheritRelevance(candidates);

@@ -67,6 +67,7 @@ function itemOf(c: ScoredCandidate, q: RecallQuery, replaced: Superseded[]): Mes
           bm25: c.bm25,
           relevance: c.relevance,
           informativeness: c.informativeness,
+          queryCoverage: c.queryCoverage,
           recencyBoost: c.recencyBoost,
           severityMultiplier: c.severityMultiplier,
           confidenceMultiplier: c.confidenceMultiplier,

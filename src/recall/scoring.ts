@@ -6,15 +6,16 @@ export type SearchMode = "semantic" | "keyword" | "hybrid";
 export type ValidityState = "active" | "expired" | "not_yet_valid" | "shadowed";
 
 /**
- * Hybrid relevance: the evidence of both searches, `semantic` · cosine + (1 − `semantic`) · bm25/(bm25 + 12),
- * discounted for memories that say little: × (floor + (1 − floor) · informativeness²). Chosen by
- * `bench/fusion-fit.ts --grid` on the tuning splits of both benchmarks (agent-facts dev questions, LoCoMo
- * conversations 0-4) with use-lite embeddings: the best of 618 rules by hit@1 + hit@5 on both sets with
- * LoCoMo any@10 at least .73. Informativeness as an added term (the earlier rule, 0.35 · cosine + 0.45 ·
- * keyword + 0.2 · informativeness) lifted long memories that matched nothing ("which city is the user
- * based in now?" answered by a note on branch names); as a discount it keeps short turns ("ok!", "me
- * too"), which share a word with many queries, down without raising what the searches did not find.
- * Rank fusion and per-query normalisation lose on LoCoMo, where a query's best keyword match is often weak.
+ * Hybrid relevance: the evidence of both searches, `semantic` · cosine + (1 − `semantic`) · bm25/(bm25 + 12)
+ * · coverageScale(query coverage), discounted for memories that say little: × (floor + (1 − floor) ·
+ * informativeness²). The weights were chosen by `bench/fusion-fit.ts --grid` on the tuning splits of both
+ * benchmarks (agent-facts dev questions, LoCoMo conversations 0-4) with use-lite embeddings, before the
+ * coverage scale: the best of 618 rules by hit@1 + hit@5 on both sets with LoCoMo any@10 at least .73.
+ * Informativeness as an added term (the earlier rule, 0.35 · cosine + 0.45 · keyword + 0.2 ·
+ * informativeness) lifted long memories that matched nothing ("which city is the user based in now?"
+ * answered by a note on branch names); as a discount it keeps short turns ("ok!", "me too"), which share a
+ * word with many queries, down without raising what the searches did not find. Rank fusion and per-query
+ * normalisation lose on LoCoMo, where a query's best keyword match is often weak.
  */
 const hybridWeights = { semantic: 0.4, informativenessFloor: 0.6 };
 /** Distinct terms (stemmed, stop words removed) at which a memory counts as fully informative. */
@@ -23,12 +24,33 @@ const informativeTerms = 24;
 /** 0..1 from the number of distinct terms of a memory's content. */
 export const informativeness = (terms: number): number => Math.min(1, Math.log1p(Math.max(0, terms)) / Math.log1p(informativeTerms));
 
-/** Relevance of a candidate from the search alone, 0..1. */
-export function relevance(mode: SearchMode, cosine: number, bm25: number, informative: number): number {
+/**
+ * The share of the query's terms (as the keyword search analyses them: stemmed, stop words removed) that
+ * a memory contains, 0..1; 0 for a query without terms.
+ */
+export const queryCoverage = (matchedTerms: number, queryTerms: number): number =>
+  queryTerms <= 0 ? 0 : Math.min(1, Math.max(0, matchedTerms) / queryTerms);
+
+/**
+ * What hybrid recall keeps of the keyword evidence given the query's coverage: from half, for a memory
+ * that holds none of the query's terms, to all of it, for one that holds every term. BM25 sums the idf of
+ * the terms matched, so a memory sharing one generic word of a longer question ("fix", "book", "job"),
+ * rare in its container, outweighed one that answers it by meaning ("who can fix the leaking tap in her
+ * apartment?" → a note on fixing a Flink timeout, over the landlord). Added after the weights were
+ * fitted; `bench/fusion-fit.ts --grid` with and without it puts all of its ten best rules among those
+ * with it, the fitted weights within .008 of the best (bench/README.md, Recall quality).
+ */
+export const coverageScale = (coverage: number): number => 0.5 + 0.5 * Math.min(1, Math.max(0, coverage));
+
+/**
+ * Relevance of a candidate from the search alone, 0..1. `coverage` (queryCoverage) scales the keyword
+ * evidence in hybrid mode only.
+ */
+export function relevance(mode: SearchMode, cosine: number, bm25: number, informative: number, coverage: number): number {
   const semantic = Math.max(0, cosine);
   if (mode === "semantic") return semantic;
   if (mode === "keyword") return keywordRelevance(bm25);
-  const evidence = hybridWeights.semantic * semantic + (1 - hybridWeights.semantic) * keywordRelevance(bm25);
+  const evidence = hybridWeights.semantic * semantic + (1 - hybridWeights.semantic) * keywordRelevance(bm25) * coverageScale(coverage);
   return evidence * (hybridWeights.informativenessFloor + (1 - hybridWeights.informativenessFloor) * informative * informative);
 }
 

@@ -64,4 +64,21 @@ describe.each([
       }
     }
   });
+
+  it("reports the share of the query's terms each memory holds, stop words not counted", async () => {
+    const hybrid = async (query: string) => {
+      const res = await agent("POST", "/api/v1/agent/recall", { query, searchMode: "hybrid", limit: 20 });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      return res.body.memories as Array<{ content: string; why: { queryCoverage: number; keywordMatches: string[]; bm25: number } }>;
+    };
+    // "where does the user live?" has two terms, user and live.
+    const found = await hybrid("where does the user live?");
+    expect(found.find((m) => m.content === memories[0])!.why.queryCoverage).toBe(0.5);
+    expect(found.find((m) => m.content === memories[1])!.why.queryCoverage).toBe(1);
+    for (const m of found) if (m.why.bm25 === 0) expect(m.why.queryCoverage, m.content).toBe(0);
+    // Three terms: deploy, fail, tuesday.
+    const deploys = await hybrid("which deploys failed on Tuesday?");
+    expect(deploys.find((m) => m.content === memories[2])!.why.queryCoverage).toBeCloseTo(2 / 3, 12);
+    expect(deploys.find((m) => m.content === memories[3])!.why.queryCoverage).toBeCloseTo(1 / 3, 12);
+  });
 });

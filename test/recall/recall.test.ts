@@ -100,13 +100,15 @@ describe.each(backends)("recall (%s)", (backend) => {
     expect(typeof item.similarity).toBe("number");
     expect(item).not.toHaveProperty("validUntil");
     expect(Object.keys(item.why).sort()).toEqual(
-      ["bm25", "confidenceMultiplier", "cosine", "finalScore", "informativeness", "keywordMatches", "matchedVia", "recencyBoost", "relevance", "rerankApplied", "severityMultiplier", "validityState"].sort(),
+      ["bm25", "confidenceMultiplier", "cosine", "finalScore", "informativeness", "keywordMatches", "matchedVia", "queryCoverage", "recencyBoost", "relevance", "rerankApplied", "severityMultiplier", "validityState"].sort(),
     );
     const w = item.why;
     expect(w.finalScore).toBeCloseTo(w.relevance * w.recencyBoost * w.severityMultiplier * w.confidenceMultiplier, 10);
     expect(w.informativeness).toBeGreaterThan(0);
     expect(w.informativeness).toBeLessThanOrEqual(1);
-    expect(w.relevance).toBeCloseTo((0.4 * Math.max(0, w.cosine) + 0.6 * (w.bm25 / (w.bm25 + 12))) * (0.6 + 0.4 * w.informativeness ** 2), 10);
+    expect(w.queryCoverage).toBeGreaterThan(0);
+    expect(w.queryCoverage).toBeLessThanOrEqual(1);
+    expect(w.relevance).toBeCloseTo((0.4 * Math.max(0, w.cosine) + 0.6 * (w.bm25 / (w.bm25 + 12)) * (0.5 + 0.5 * w.queryCoverage)) * (0.6 + 0.4 * w.informativeness ** 2), 10);
     expect(w.validityState).toBe("active");
     expect(body.receipt).toMatchObject({
       searchMode: "hybrid",

@@ -3,7 +3,7 @@ import type { MemoryRecord } from "../../src/memories/memory-store.js";
 import { matchesFilter } from "../../src/recall/filter-match.js";
 import { pendingBm25, type PendingRow } from "../../src/recall/pending-candidates.js";
 import { scoreCandidates, type ScoredCandidate } from "../../src/recall/recall-engine.js";
-import { informativeness, relevance } from "../../src/recall/scoring.js";
+import { coverageScale, informativeness, queryCoverage, relevance } from "../../src/recall/scoring.js";
 import { cosine, keywordRelevance } from "../../src/search/scoring.js";
 
 describe("recall scoring", () => {
@@ -16,16 +16,45 @@ describe("recall scoring", () => {
   });
 
   it("keeps semantic and keyword relevance pure, and fuses them discounted by informativeness in hybrid mode", () => {
-    expect(relevance("semantic", 0.8, 30, 0.1)).toBe(0.8);
-    expect(relevance("semantic", -0.2, 0, 1)).toBe(0);
-    expect(relevance("keyword", 0.8, 12, 1)).toBe(0.5);
-    expect(relevance("hybrid", 0.8, 12, 0.5)).toBeCloseTo((0.4 * 0.8 + 0.6 * 0.5) * (0.6 + 0.4 * 0.25), 12);
+    expect(relevance("semantic", 0.8, 30, 0.1, 0.2)).toBe(0.8);
+    expect(relevance("semantic", -0.2, 0, 1, 0)).toBe(0);
+    expect(relevance("keyword", 0.8, 12, 1, 0.2)).toBe(0.5);
+    expect(relevance("hybrid", 0.8, 12, 0.5, 1)).toBeCloseTo((0.4 * 0.8 + 0.6 * 0.5) * (0.6 + 0.4 * 0.25), 12);
     // A short memory with the same match loses to an informative one.
-    expect(relevance("hybrid", 0.5, 8, informativeness(2))).toBeLessThan(relevance("hybrid", 0.5, 8, informativeness(20)));
-    expect(relevance("hybrid", 1, 1e9, 1)).toBeLessThanOrEqual(1);
+    expect(relevance("hybrid", 0.5, 8, informativeness(2), 1)).toBeLessThan(relevance("hybrid", 0.5, 8, informativeness(20), 1));
+    expect(relevance("hybrid", 1, 1e9, 1, 1)).toBeLessThanOrEqual(1);
     // Informativeness discounts evidence; it never lifts a memory that neither search found.
-    expect(relevance("hybrid", 0, 0, 1)).toBe(0);
+    expect(relevance("hybrid", 0, 0, 1, 1)).toBe(0);
     expect(keywordRelevance(0)).toBe(0);
+  });
+
+  it("counts the share of the query's terms a memory holds", () => {
+    expect(queryCoverage(0, 4)).toBe(0);
+    expect(queryCoverage(1, 4)).toBe(0.25);
+    expect(queryCoverage(3, 3)).toBe(1);
+    // A query of stop words alone has no terms, and nothing matched it by keyword.
+    expect(queryCoverage(0, 0)).toBe(0);
+    expect(queryCoverage(5, 4)).toBe(1);
+  });
+
+  it("scales hybrid's keyword evidence from half (no share of the query) to all of it (every term)", () => {
+    expect(coverageScale(0)).toBe(0.5);
+    expect(coverageScale(0.5)).toBe(0.75);
+    expect(coverageScale(1)).toBe(1);
+    expect(coverageScale(-1)).toBe(0.5);
+    expect(coverageScale(2)).toBe(1);
+    const keyword = 0.6 * keywordRelevance(12);
+    expect(relevance("hybrid", 0.8, 12, 1, 0.25)).toBeCloseTo(0.4 * 0.8 + keyword * 0.625, 12);
+    // The cosine is not scaled: without a keyword match coverage changes nothing.
+    expect(relevance("hybrid", 0.7, 0, 1, 0)).toBe(relevance("hybrid", 0.7, 0, 1, 1));
+    // Keyword mode ranks by BM25 alone.
+    expect(relevance("keyword", 0.3, 12, 1, 0.25)).toBe(relevance("keyword", 0.3, 12, 1, 1));
+    // One rare generic word of four ("live") no longer outweighs a memory that answers by meaning.
+    const generic = { cosine: 0.35, bm25: 9, coverage: 1 / 4 };
+    const meaning = { cosine: 0.62, bm25: 2.5, coverage: 2 / 4 };
+    const score = (c: typeof generic, cover: boolean) => relevance("hybrid", c.cosine, c.bm25, 1, cover ? c.coverage : 1);
+    expect(score(generic, false)).toBeGreaterThan(score(meaning, false));
+    expect(score(generic, true)).toBeLessThan(score(meaning, true));
   });
 
   it("computes cosine similarity of unnormalised vectors, 0 for a zero vector", () => {
@@ -68,6 +97,7 @@ describe("succession", () => {
     semantic: found,
     keyword: false,
     informativeness: 1,
+    queryCoverage: 0,
     keywordMatches: [],
     matchedVia: "semantic",
     inheritedFrom: null,

@@ -75,7 +75,7 @@ describe("storage", () => {
           expect(await db.transaction((tx) => tx.query("select $1::int * 10 as n", [n], { prepare: true }))).toEqual([{ n: n * 10 }]);
           expect(await db.query("select $1::int - 1 as n", [n])).toEqual([{ n: n - 1 }]);
         }
-        expect(await recheckCandidates(db, { workspaceId: "wsp_none", container: null }, ["mem_none"], "anything", null)).toEqual([]);
+        expect(await recheckCandidates(db, { workspaceId: "wsp_none", container: null }, ["mem_none"], { query: "anything", words: true }, null)).toEqual([]);
       }
       const kept = await statements(prepared);
       expect(kept.filter((s) => s === "select $1::int + 1 as n")).toHaveLength(1);

@@ -23,7 +23,7 @@ const keywordScore = (bm25: number): number => bm25 / (bm25 + 12);
 function factorsOf(why: RecallWhy): Factor[] {
   return [
     { key: "cosine", label: "cosine", value: Math.max(0, why.cosine), scale: 1 },
-    { key: "keyword", label: "keyword", value: keywordScore(why.bm25), scale: 1, detail: `bm25 ${score(why.bm25)}` },
+    { key: "keyword", label: "keyword", value: keywordScore(why.bm25), scale: 1, detail: `bm25 ${score(why.bm25)}, query coverage ${score(why.queryCoverage)}` },
     { key: "relevance", label: "relevance", value: why.relevance, scale: 1, detail: `informativeness ${score(why.informativeness)}` },
     { key: "recency", label: "× recency", value: why.recencyBoost, scale: 1.25, multiplier: true },
     { key: "severity", label: "× severity", value: why.severityMultiplier, scale: 1.25, multiplier: true },
