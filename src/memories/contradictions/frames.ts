@@ -259,7 +259,7 @@ function clauseFrame(raw: Word[], previous: Frame | null): Frame | null {
   const person = (ws: Word[]) =>
     ws.length > 0 && (ws.every((w) => w.pos === "PROPN") || ws.some((w) => personSubjects.has(w.lemma) || personSubjects.has(w.lower)));
   let entity = entityWords.length > 0 ? key(entityWords) : previous?.entity ?? "";
-  let entityText = entityWords.length > 0 ? phrase(entityWords) : previous?.entityText ?? "";
+  let entityText = entityWords.length > 0 ? asWritten(entityWords) : previous?.entityText ?? "";
   const isPerson = entityWords.length > 0 ? person(entityWords) : (previous !== null && personSubjects.has(previous.entity)) || /^[a-z]+( [a-z]+)?$/.test(entity);
   let valueWords = value;
   let oldWords = old;
@@ -299,7 +299,7 @@ function clauseFrame(raw: Word[], previous: Frame | null): Frame | null {
       if (valueWords.length === 0) return null;
       const leader = entityWords.length > 0 ? entityWords : [];
       entity = key(valueWords);
-      entityText = phrase(valueWords);
+      entityText = asWritten(valueWords);
       valueWords = leader;
       attr = attribute("manager");
       predicate = "leads";
@@ -453,7 +453,7 @@ function nounAttribute(words: Word[]): Attribute | null {
 }
 
 /** Words as written, a leading determiner in lower case ("the user", not "The user", inside a reason). */
-const phrase = (words: Word[]): string => words.map((w, i) => (i === 0 && determiners.has(w.lower) ? w.lower : w.text)).join(" ");
+const asWritten = (words: Word[]): string => words.map((w, i) => (i === 0 && determiners.has(w.lower) ? w.lower : w.text)).join(" ");
 
 const tokenKey = (w: Word): string => {
   const t = w.pos === "PROPN" || w.pos === "NUM" || /\d/.test(w.text) ? w.lower : w.lemma;
