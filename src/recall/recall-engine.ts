@@ -1,6 +1,7 @@
 import type { Scope } from "../accounts/container-scope.js";
 import type { Database } from "../db/database.js";
 import { recheckCandidates, type CheckedCandidate, type RecalledMemory, type TermMatching } from "./candidate-store.js";
+import { preferCurrentValues } from "./current-values.js";
 import { matchesFilter } from "./filter-match.js";
 import { withPending, type PendingReader } from "./pending-candidates.js";
 import type { RecallQuery } from "./recall-rules.js";
@@ -201,6 +202,7 @@ export async function runRecall(deps: RecallEngineDeps, q: RecallQuery, access: 
     });
   }
   scoreCandidates(candidates, q.mode);
+  preferCurrentValues(candidates, q.query);
   const rerankApplied = deps.reranker ? await rerank(deps.reranker, q, candidates, deps.rerankCandidates ?? defaultRerankCandidates) : false;
   return { ...selectResults(candidates, q), embedMs, searchMs, rerankApplied };
 }

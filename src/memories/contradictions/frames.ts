@@ -13,12 +13,14 @@ import {
   personSubjects,
   removalVerbs,
   setterVerbs,
+  valueClasses,
   tentativeWords,
   valueAttributes,
   valueStops,
   verbAttributes,
   weekdayNames,
   type Attribute,
+  type AttributeId,
 } from "./taxonomy.js";
 
 // A statement read as what it says: who or what it is about (entity), which attribute, which value, and
@@ -51,6 +53,8 @@ export interface Frame {
   scope: string;
   /** The part of the day a habit holds at ("every morning", "in the afternoon"), or "". */
   when: string;
+  /** What "as …" adds ("joined Tessellate as a staff engineer": "staff engineer"), or "". */
+  qualifier: string;
   negative: boolean;
   /** The change marker as written ("moved", "now", "switched"), or null. */
   change: string | null;
@@ -163,7 +167,7 @@ function withoutChangeTimes(words: Word[]): Word[] {
   const out: Word[] = [];
   for (let i = 0; i < words.length; ) {
     const w = words[i]!;
-    if (w.entity === "DATE" || w.entity === "DURATION" || (w.lower === "since" && words[i + 1]?.entity)) {
+    if (w.entity === "DATE" || w.entity === "DURATION" || w.entity === "TIME" || (w.lower === "since" && words[i + 1]?.entity)) {
       let end = i;
       while (end < words.length && (words[end]!.entity === w.entity || end === i)) end++;
       const span = words.slice(i, end);
@@ -193,7 +197,7 @@ function clauseFrame(raw: Word[], previous: Frame | null): Frame | null {
   const markers = markersOf(raw);
   const words = withoutChangeTimes(raw);
   if (words.length < 2) return null;
-  const verbAt = predicateIndex(words);
+  const verbAt = predicateIndex(words, previous !== null);
   if (verbAt < 0) return null;
   let subject = words.slice(0, verbAt).filter((w) => !fillers.has(w.lower) && w.pos !== "ADV" && !negationWords.has(w.lower));
   let entityWords: Word[] = subject;
@@ -266,9 +270,9 @@ function clauseFrame(raw: Word[], previous: Frame | null): Frame | null {
   let attr: Attribute | null = null;
   let predicate = "";
   let setter = false;
-  const past = usedTo || (verbWord !== null && !passive && !sawHave && isPast(verbWord) && !setterVerbs.has(verb) && !removalVerbs.has(verb) && !isSettling(verb));
   // "quit coffee", "gave up coffee", "turned off alerts"; not "stopped by the coffee shop".
   const removes = prep === "" || prep === "off" || prep === "up" ? removalVerbs.has(prep ? `${verb} ${prep}` : verb) : false;
+  const past = usedTo || (verbWord !== null && !passive && !sawHave && !removes && isPast(verbWord) && !setterVerbs.has(verb) && !isSettling(verb));
 
   if (!verb) {
     // "X's N is V", "X is V".
@@ -280,7 +284,8 @@ function clauseFrame(raw: Word[], previous: Frame | null): Frame | null {
       const byValue = valueWords.map((w) => valueAttributes.get(w.lower)).find((a) => a !== undefined);
       if (byValue) attr = attribute(byValue);
       else if ((prep === "in" || prep === "at") && valueWords.some((w) => w.pos === "PROPN")) {
-        attr = attribute(valueWords.some((w) => /\d/.test(w.text)) ? "address" : "residence");
+        const kind = kindOf(valueWords);
+        attr = attribute(kind === "time" ? "schedule" : kind === "number" ? "address" : "residence");
       }
       predicate = prep ? `be ${prep}` : "be";
       // "The user is the tech lead", "Node 18 is the runtime": a role; left to the sentence rules.
@@ -328,6 +333,17 @@ function clauseFrame(raw: Word[], previous: Frame | null): Frame | null {
       if (verb === "eat" && valueWords.length > 0) predicate = "verb:eat";
     }
   }
+  // A value the taxonomy knows the kind of ("Neovim" is an editor, "Supabase" a database) names the
+  // attribute a setter or a generic predicate leaves unnamed.
+  if (!attr || setter || attr.id === "residence" || attr.id === "tools" || attr.id === "hosting") {
+    const known = valueWords.some((w) => cloudRegion.test(w.lower)) ? "region" : valueClassOf(valueWords);
+    if (known) {
+      attr = attribute(known);
+      setter = false;
+    }
+  }
+  // "is on Central European Time": a time zone.
+  if (!verb && !attr && valueWords.length > 0 && valueWords[valueWords.length - 1]!.lemma === "time" && valueWords.some((w) => w.pos === "PROPN")) attr = attribute("timezone");
   // "switched to VS Code as their main editor", "joined Tessellate as a staff engineer".
   if (qualifier.length > 0) {
     const named = nounAttribute(qualifier);
@@ -351,6 +367,7 @@ function clauseFrame(raw: Word[], previous: Frame | null): Frame | null {
     removes,
     scope: scope.map(tokenKey).filter((t) => t !== "").join(" "),
     when: whenOf(valueWords),
+    qualifier: qualifier.map(tokenKey).filter((t) => t !== "").join(" "),
     negative: markers.negative,
     change: markers.change,
     addition: markers.addition,
@@ -360,10 +377,12 @@ function clauseFrame(raw: Word[], previous: Frame | null): Frame | null {
 }
 
 /** The first verb or auxiliary after a subject; a verb-tagged first word is a plural subject ("Deploys moved …"). */
-function predicateIndex(words: Word[]): number {
+function predicateIndex(words: Word[], continuing: boolean): number {
   const verbal = (w: Word) => w.pos === "VERB" || w.pos === "AUX";
   let start = 0;
   while (start < words.length && (fillers.has(words[start]!.lower) || words[start]!.pos === "ADV" || negationWords.has(words[start]!.lower))) start++;
+  // "… and now drinks rooibos tea": a clause that goes on with the previous one's subject.
+  if (continuing && words[start] && verbal(words[start]!)) return start;
   if (start > 0 && words[start] && verbal(words[start]!)) return -1;
   const first = words.findIndex((w, i) => i > start && verbal(w));
   if (start === 0 && words[0] && verbal(words[0]) && words[0].pos === "VERB") {
@@ -439,6 +458,21 @@ function splitValue(prep: string, rest: Word[], verb: string): { value: Word[]; 
   const content = (ws: Word[]) => ws.filter((w) => !determiners.has(w.lower) && !fillers.has(w.lower) && !negationWords.has(w.lower) && w.pos !== "ADP" || /\d/.test(w.text));
   // "… and now lives there": a value that only points back is no value.
   return { value: content(value).filter((w) => w.lower !== "there" && w.lower !== "it"), old: old ? content(old) : null, qualifier: content(qualifier), scope: content(scope) };
+}
+
+/** A cloud region: "us-east-1", "eu-west-2", "europe-west1", "ap-southeast-2". */
+const cloudRegion = /^(us|eu|ap|sa|ca|me|af|europe|asia|australia|northamerica|southamerica)-[a-z]+-?\d$/;
+
+/** The attribute a known value belongs to ("neovim" → editor, "github actions" → ci). */
+function valueClassOf(words: Word[]): AttributeId | null {
+  const lowers = words.map((w) => w.lower);
+  for (let n = 2; n >= 1; n--) {
+    for (let s = 0; s + n <= lowers.length; s++) {
+      const id = valueClasses.get(lowers.slice(s, s + n).join(" "));
+      if (id) return id;
+    }
+  }
+  return null;
 }
 
 function nounAttribute(words: Word[]): Attribute | null {

@@ -44,7 +44,7 @@ const changeVerbs = new Set([
 /** Particles that make a verb a change: "went up", "took over", "gave up", "handed over", "turned off". */
 const changeParticles = new Map([["go", ["up", "down", "back"]], ["take", ["over"]], ["give", ["up"]], ["hand", ["over"]], ["turn", ["off", "on"]], ["phase", ["out"]], ["pass", ["to"]]]);
 const particleVerbs = new Set(changeParticles.keys());
-const changeWords = new Set(["now", "nowadays", "anymore", "instead"]);
+const changeWords = new Set(["now", "nowadays", "anymore"]);
 /** Particles after which a change verb is no change: "stopped by the coffee shop". */
 const notChangeParticles = new Map([["stop", ["by", "at", "in", "for"]], ["drop", ["by", "in", "off"]], ["turn", ["to", "into", "up"]]]);
 const changePhrases = ["no longer", "these days", "from now on", "as of", "any more", "going forward", "not anymore"];
@@ -90,6 +90,9 @@ export function gistOf(words: readonly Word[]): Gist {
   let changeKey: string | null = change;
   let changeAt = -1;
   const firstVerb = words.findIndex((w, i) => i > 0 && (w.pos === "VERB" || w.pos === "AUX"));
+  // The main verb: the first verb, after its auxiliaries ("was upgraded", "has been renamed", "is now moving").
+  let mainAt = firstVerb;
+  while (mainAt >= 0 && mainAt + 1 < words.length && ["AUX", "ADV", "PART"].includes(words[mainAt]!.pos) && words[mainAt + 1]!.pos !== "ADP") mainAt++;
   let tentative = false;
   let past = lowerText.includes(" used to ");
   words.forEach((w, i) => {
@@ -108,7 +111,11 @@ export function gistOf(words: readonly Word[]): Gist {
     if (relationWords.has(w.lemma)) relations.add(w.lemma);
     const qualifier = qualifierGroup.has(w.lower) ? w.lower : qualifierGroup.has(w.lemma) ? w.lemma : null;
     if (qualifier) qualifiers.add(qualifierSynonyms.get(qualifier) ?? qualifier);
-    if (!change && (w.pos === "VERB" || (w.pos === "NOUN" && i > 0 && next?.pos === "ADP"))) {
+    // Only the main verb announces a change: not an imperative ("migrate the dashboards"), a gerund
+    // ("Raising the timeout hides …") or a verb of a later clause ("… when the schema changed").
+    const mainVerb = i === mainAt || (firstVerb < 0 && w.pos === "NOUN" && i > 0 && next?.pos === "ADP");
+    // "PROJ-1300: migrate …" is a label, then an imperative.
+    if (!change && mainVerb && subjectBefore(words, i) && !words[i - 1]?.punctuation) {
       const particle = changeParticles.get(w.lemma);
       const isChange = particleVerbs.has(w.lemma) ? particle?.includes(next?.lower ?? "") : changeVerbs.has(w.lemma) && !notChangeParticles.get(w.lemma)?.includes(next?.lower ?? "");
       if (isChange) {
@@ -118,8 +125,6 @@ export function gistOf(words: readonly Word[]): Gist {
       }
     }
     if (!change && changeWords.has(w.lower)) change = changeKey = w.text.toLowerCase();
-    // "has a new mobile number": a new value of something already known.
-    if (!change && w.lower === "new" && (next?.pos === "NOUN" || next?.pos === "ADJ")) change = changeKey = "new";
     if ((w.pos === "AUX" && tentativeWords.has(w.lower)) || (w.pos === "VERB" && tentativeLemmas.has(w.lemma)) || w.lower === "if" || w.lower === "maybe") tentative = true;
     if (pastWords.has(w.lower)) past = true;
   });
@@ -133,6 +138,11 @@ export function gistOf(words: readonly Word[]): Gist {
     }
   } else for (const t of topic) changed.add(t);
   return { topic, subject, names, changed, changeKey, identifiers, change, addition, tentative, past, relations, qualifiers };
+}
+
+/** Whether a subject (a noun, a name or a pronoun) comes before word i: "Harbor was migrated", not "Migrate Harbor". */
+function subjectBefore(words: readonly Word[], i: number): boolean {
+  return words.slice(0, i).some((w) => w.pos === "NOUN" || w.pos === "PROPN" || w.pos === "PRON");
 }
 
 /** "also", "as well"; "another", "other", "a second" only before a noun ("his other account"); "too" not in "too many". */

@@ -23,26 +23,52 @@ export interface Word {
   punctuation: boolean;
 }
 
-/** The words of a text, punctuation dropped (it marks the word before it instead). */
+/** Characters that join the parts of one written token ("v2.14.3", "us-east-1", "Europe/Amsterdam"). */
+const joiners = /^[.\-/_:+]$/;
+const alphanumeric = /^[\p{L}\p{N}]/u;
+
+/**
+ * The words of a text, punctuation dropped (it marks the word before it instead). Parts the tagger
+ * splits but the text writes as one ("v2.14.3", "us-east-1") are one word again, a name or a number.
+ */
 export function wordsOf(text: string): Word[] {
   const doc = nlp.readDoc(text);
   const words: Word[] = [];
+  /** A joiner written right after the last word, kept until a part follows it. */
+  let pending: string | null = null;
   doc.tokens().each((token: ItemToken) => {
     const pos = token.out(its.pos) as PartOfSpeech;
+    const written = token.out();
+    const glued = token.out(its.precedingSpaces) === "";
+    const last = words[words.length - 1];
+    if (last && glued && pending === null && joiners.test(written) && alphanumeric.test(last.text)) {
+      pending = written;
+      return;
+    }
+    if (last && glued && alphanumeric.test(written) && (pending !== null || /\d$/.test(last.text) && /^\d/.test(written))) {
+      last.text += (pending ?? "") + written;
+      last.lower = last.text.toLowerCase();
+      last.lemma = last.lower;
+      last.pos = /\p{L}/u.test(last.text) ? (/\d/.test(last.text) || last.pos === "PROPN" ? "PROPN" : last.pos) : "NUM";
+      pending = null;
+      return;
+    }
+    if (pending !== null && last) last.punctuation = true;
+    pending = null;
     if (pos === "PUNCT") {
-      const last = words[words.length - 1];
       if (last) last.punctuation = true;
       return;
     }
-    const written = token.out();
     words.push({
       text: written,
       lower: written.toLowerCase(),
+      // wink declares its.lemma with the model's add-ons as a parameter; out() passes them itself.
       lemma: token.out(its.lemma as unknown as typeof its.value).toLowerCase(),
       pos,
       entity: (token.parentEntity()?.out(its.type) as string | undefined) ?? "",
       punctuation: false,
     });
   });
+  if (pending !== null && words.length > 0) words[words.length - 1]!.punctuation = true;
   return words;
 }

@@ -47,7 +47,7 @@ const attributes = {
   channel: { label: "channel", single: true },
   name: { label: "name", single: true },
   preference: { label: "preference", single: true, broad: true },
-  drink: { label: "drink", single: true, broad: true },
+  drink: { label: "drink", single: true },
   language: { label: "languages", single: false },
   likes: { label: "likes", single: false, broad: true },
   tools: { label: "tools", single: false, broad: true },
@@ -123,7 +123,7 @@ export const nounAttributes = new Map<string, AttributeId>([
   ["host", "hosting"], ["hosting", "hosting"], ["hosting provider", "hosting"], ["cloud", "hosting"], ["cloud provider", "hosting"],
   ["database", "database"], ["db", "database"], ["datastore", "database"],
   ["ci", "ci"], ["ci system", "ci"], ["ci provider", "ci"],
-  ["time", "schedule"], ["day", "schedule"], ["schedule", "schedule"],
+  ["time", "schedule"], ["schedule", "schedule"],
   ["limit", "quantity"], ["rate limit", "quantity"], ["budget", "quantity"], ["quota", "quantity"], ["size", "quantity"],
   ["price", "price"], ["cost", "price"], ["fee", "price"], ["rate", "price"],
   ["plan", "plan"], ["subscription", "plan"], ["tier", "plan"],
@@ -186,4 +186,16 @@ export const knownVerbs = new Set([
   ...leaderVerbs,
   ...setterVerbs,
   ...removalVerbs,
+]);
+
+/** Values whose kind is common knowledge: the editor, database, CI or cloud an agent's user works with. */
+export const valueClasses = new Map<string, AttributeId>([
+  ...["vim", "neovim", "nvim", "emacs", "vs code", "vscode", "helix", "sublime", "intellij", "pycharm", "webstorm", "zed", "cursor", "xcode", "nano", "lazyvim"].map(
+    (v) => [v, "editor"] as const,
+  ),
+  ...["postgres", "postgresql", "mysql", "mariadb", "sqlite", "mongodb", "dynamodb", "firestore", "firebase", "supabase", "spanner", "cockroachdb", "cassandra", "redis", "oracle", "aurora", "bigquery", "snowflake", "clickhouse"].map(
+    (v) => [v, "database"] as const,
+  ),
+  ...["jenkins", "github actions", "circleci", "travis", "buildkite", "gitlab ci", "teamcity", "drone", "bamboo"].map((v) => [v, "ci"] as const),
+  ...["aws", "gcp", "azure", "google cloud", "heroku", "vercel", "netlify", "fly.io", "digitalocean", "hetzner", "cloudflare"].map((v) => [v, "hosting"] as const),
 ]);

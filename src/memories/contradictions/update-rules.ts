@@ -83,6 +83,7 @@ export function assessFrames(older: Frame, newer: Frame, similarity: number): Fr
   const periods = (v: readonly string[]) => v.filter((t) => periodWords.has(t)).join(" ");
   if (periods(older.value) !== periods(newer.value)) return { kind: "kept", reason: `another period: ${subject}` };
   const change = `${subject}: ${quote(older.valueText)} → ${quote(newer.valueText)}${newer.change ? ` (${newer.change})` : ""}`;
+  if (older.value.length > maxValueTokens || newer.value.length > maxValueTokens) return { kind: "doubtful", reason: change };
   // Two values are of one kind when both are times, or numbers of one unit, or one name's versions
   // ("PostgreSQL 14" / "PostgreSQL 16"); otherwise by the embedder's similarity of the two statements.
   const words = (v: readonly string[]) => v.filter((t) => !isNumber(t));
@@ -121,6 +122,8 @@ export function assessStatements(older: readonly Frame[], newer: readonly Frame[
  * come from the candidates' search, which already holds the nearest memories only.
  */
 export const topicChangeSimilarity = 0.5;
+/** A value longer than this is a clause the frames did not read, not a value. */
+const maxValueTokens = 6;
 
 /**
  * A change announced on the older statement's topic: "Billing service CI migrated from Jenkins to GitHub
