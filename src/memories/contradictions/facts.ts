@@ -76,8 +76,10 @@ export function queryAttributes(query: string): QueryAttributes {
 export function asksAbout(query: QueryAttributes, fact: Fact): boolean {
   const tokens = fact.entity.split(" ").filter((t) => t !== "");
   if (tokens.length === 0) return false;
+  // Every word of a short entity ("the user's sister" is not "the user"), most of a long one ("the
+  // Harbor team standup" for "the Harbor standup").
   const named = tokens.filter((t) => query.words.has(t)).length;
-  if (named * 2 >= tokens.length) return true;
+  if (named === tokens.length || (tokens.length >= 3 && named * 3 >= tokens.length * 2)) return true;
   return !query.namesEntity && personWords.has(fact.entity);
 }
 

@@ -49,8 +49,10 @@ export interface Frame {
   oldText: string;
   /** The value is what is gone ("sold the Golf", "quit coffee", "turned off email alerts"). */
   removes: boolean;
-  /** "for <scope>": the value holds for that only ("prefers Python for data scripts"). */
+  /** "for <scope>": the value holds for that only ("prefers Python for data scripts"); normalised. */
   scope: string;
+  /** The scope as written, for reasons. */
+  scopeText: string;
   /** The part of the day a habit holds at ("every morning", "in the afternoon"), or "". */
   when: string;
   /** What "as …" adds ("joined Tessellate as a staff engineer": "staff engineer"), or "". */
@@ -71,7 +73,7 @@ const possessive = (w: Word) => w.lower === "'s" || w.lower === "’s" || w.lowe
 const determiners = new Set(["the", "a", "an", "this", "that", "these", "those", "our", "my", "his", "her", "their", "your", "its", "some", "any"]);
 const negationWords = new Set(["not", "n't", "never", "no", "nobody", "none", "nothing", "neither", "nor", "without"]);
 const fillers = new Set(["now", "still", "just", "currently", "also", "too", "again", "anymore", "nowadays", "instead", "already", "actually", "really", "there", "then", "finally", "officially", "recently"]);
-const tentativeLemmas = new Set(["plan", "consider", "evaluate", "think", "hope", "propose", "intend", "aim", "explore", "look"]);
+const tentativeLemmas = new Set(["plan", "consider", "evaluate", "think", "hope", "propose", "intend", "aim", "explore", "look", "try", "trial", "test"]);
 const particles = new Set(["to", "in", "at", "for", "from", "over", "with", "on", "as", "by", "off", "into", "onto", "under", "back", "up", "out"]);
 /** Texts longer than this are documents or conversation, not statements: no frames. */
 const maxFramesWords = 40;
@@ -154,7 +156,7 @@ function markersOf(words: Word[]): Markers {
   words.forEach((w, i) => {
     if (negationWords.has(w.lower)) negative = !negative;
     if (!change && changeWords.has(w.lower)) change = w.text;
-    if (!change && (w.pos === "VERB" || w.pos === "AUX") && (setterVerbs.has(w.lemma) || removalVerbs.has(w.lemma))) change = w.text;
+    if (!change && (w.pos === "VERB" || w.pos === "AUX") && (setterVerbs.has(w.lemma) || removalVerbs.has(w.lemma) || (w.lemma === "take" && words[i + 1]?.lower === "over"))) change = w.text;
     if (!addition && isAddition(w, words[i + 1])) addition = w.text;
     if ((w.pos === "AUX" && tentativeWords.has(w.lower)) || (w.pos === "VERB" && tentativeLemmas.has(w.lemma))) tentative = true;
   });
@@ -335,7 +337,7 @@ function clauseFrame(raw: Word[], previous: Frame | null): Frame | null {
   }
   // A value the taxonomy knows the kind of ("Neovim" is an editor, "Supabase" a database) names the
   // attribute a setter or a generic predicate leaves unnamed.
-  if (!attr || setter || attr.id === "residence" || attr.id === "tools" || attr.id === "hosting") {
+  if (!attr || setter || ["residence", "tools", "hosting", "schedule"].includes(attr.id)) {
     const known = valueWords.some((w) => cloudRegion.test(w.lower)) ? "region" : valueClassOf(valueWords);
     if (known) {
       attr = attribute(known);
@@ -366,6 +368,7 @@ function clauseFrame(raw: Word[], previous: Frame | null): Frame | null {
     oldText: oldWords ? oldWords.map((w) => w.text).join(" ") : "",
     removes,
     scope: scope.map(tokenKey).filter((t) => t !== "").join(" "),
+    scopeText: scope.map((w) => w.text).join(" "),
     when: whenOf(valueWords),
     qualifier: qualifier.map(tokenKey).filter((t) => t !== "").join(" "),
     negative: markers.negative,
@@ -455,7 +458,9 @@ function splitValue(prep: string, rest: Word[], verb: string): { value: Word[]; 
     }
     push(w);
   }
-  const content = (ws: Word[]) => ws.filter((w) => !determiners.has(w.lower) && !fillers.has(w.lower) && !negationWords.has(w.lower) && w.pos !== "ADP" || /\d/.test(w.text));
+  // "100 requests per second": "per" belongs to a rate.
+  const content = (ws: Word[]) =>
+    ws.filter((w) => (!determiners.has(w.lower) && !fillers.has(w.lower) && !negationWords.has(w.lower) && (w.pos !== "ADP" || w.lower === "per")) || /\d/.test(w.text));
   // "… and now lives there": a value that only points back is no value.
   return { value: content(value).filter((w) => w.lower !== "there" && w.lower !== "it"), old: old ? content(old) : null, qualifier: content(qualifier), scope: content(scope) };
 }

@@ -48,7 +48,7 @@ const changeWords = new Set(["now", "nowadays", "anymore"]);
 /** Particles after which a change verb is no change: "stopped by the coffee shop". */
 const notChangeParticles = new Map([["stop", ["by", "at", "in", "for"]], ["drop", ["by", "in", "off"]], ["turn", ["to", "into", "up"]]]);
 const changePhrases = ["no longer", "these days", "from now on", "as of", "any more", "going forward", "not anymore"];
-const tentativeLemmas = new Set(["plan", "consider", "evaluate", "think", "hope", "propose", "intend", "explore", "discuss", "debate"]);
+const tentativeLemmas = new Set(["plan", "consider", "evaluate", "think", "hope", "propose", "intend", "explore", "discuss", "debate", "try", "trial"]);
 const pastWords = new Set(["previously", "formerly", "once", "originally", "until"]);
 
 const genericTopics = new Set([

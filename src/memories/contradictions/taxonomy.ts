@@ -82,7 +82,7 @@ export const verbAttributes = new Map<string, AttributeId>([
   ["use", "tools"], ["store in", "database"],
   ["call", "name"], ["name", "name"], ["go by", "name"], ["rename to", "name"],
   ["happen on", "schedule"], ["happen at", "schedule"], ["take place on", "schedule"], ["take place at", "schedule"],
-  ["meet on", "schedule"], ["meet at", "schedule"], ["run on", "schedule"], ["run at", "schedule"], ["start at", "schedule"],
+  ["meet on", "schedule"], ["meet at", "schedule"], ["start at", "schedule"],
   ["go out on", "schedule"], ["ship on", "schedule"], ["occur on", "schedule"],
 ]);
 

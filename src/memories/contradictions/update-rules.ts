@@ -1,5 +1,5 @@
 import type { Frame } from "./frames.js";
-import { qualifiersClash, type Gist } from "./gist.js";
+import { qualifiersClash, relationWords, type Gist } from "./gist.js";
 import { dietExcludes, periodWords } from "./taxonomy.js";
 
 // Whether a newer statement updates an older one, read from their frames (see frames.ts): the same entity,
@@ -31,12 +31,18 @@ const quote = (s: string) => (s.length > 60 ? `${s.slice(0, 57)}…` : s);
 /** How `newer` bears on `older`, or null when they are about different things. */
 export function assessFrames(older: Frame, newer: Frame, similarity: number): FrameAssessment | null {
   if (older.entity === "" || older.entity !== newer.entity) {
-    if (older.attribute && newer.attribute && older.attribute.id === newer.attribute.id && older.entity !== newer.entity && older.attribute.single) {
+    // Entities that share words ("builds for the billing service" / "billing service CI") may be one
+    // thing phrased twice: the topic decides. Entities that share none are two.
+    const a = older.entity.split(" ");
+    const b = newer.entity.split(" ");
+    const extra = [...a.filter((t) => !b.includes(t)), ...b.filter((t) => !a.includes(t))];
+    const shareWords = a.some((t) => t !== "" && b.includes(t)) && !extra.some((t) => relationWords.has(t));
+    if (older.attribute && newer.attribute && older.attribute.id === newer.attribute.id && older.attribute.single && !shareWords && older.entity !== "") {
       return { kind: "kept", reason: `another subject: ${older.attribute.label} of ${newer.entityText}, not of ${older.entityText}` };
     }
     return null;
   }
-  const label = (older.attribute ?? newer.attribute)?.label ?? older.predicate.replace(/^\w+:/, "");
+  const label = (older.attribute ?? newer.attribute)?.label ?? (older.predicate === "be" ? "value" : older.predicate.replace(/^\w+:/, ""));
   const subject = `${label} of ${older.entityText}`;
   if (newer.tentative) return { kind: "kept", reason: `a plan, not a change (${subject})` };
   if (older.past || newer.past) return { kind: "kept", reason: `a past state, not a change (${subject})` };
@@ -65,7 +71,7 @@ export function assessFrames(older: Frame, newer: Frame, similarity: number): Fr
   if (!sameAttribute && !setterMeets && !samePredicate) return null;
   if (newer.addition) return { kind: "kept", reason: `an addition ("${newer.addition}"): ${subject}` };
   if (older.scope !== newer.scope && (older.scope !== "" || newer.scope !== "")) {
-    return { kind: "kept", reason: `another scope: ${subject} for ${newer.scope || "everything"}, not for ${older.scope || "everything"}` };
+    return { kind: "kept", reason: `another scope: ${subject} for ${newer.scopeText || "everything"}, not for ${older.scopeText || "everything"}` };
   }
   const attr = a ?? b;
   if (attr && !attr.single && !newer.change && !newer.setter) return { kind: "kept", reason: `${attr.label} can hold several values: ${subject}` };

@@ -1,0 +1,159 @@
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { asksAbout, factsOf, queryAttributes } from "../../src/memories/contradictions/facts.js";
+import { readText } from "../../src/memories/contradictions/frames.js";
+import { wordsOf } from "../../src/memories/contradictions/nlp.js";
+import { assessPair, detectContradiction } from "../../src/memories/contradictions/rules.js";
+import { statementOf } from "../../src/memories/contradictions/statement.js";
+
+// The update detector reads statements (subject, attribute, value, markers), so updates phrased the way
+// agents write them are found, and look-alikes are kept beside with a reason. Similarities below are the
+// built-in model's cosines for the pairs where a rule depends on them.
+
+const assess = (older: string, newer: string, similarity = 0) => assessPair(statementOf(older), statementOf(newer), similarity);
+const reasonOf = (older: string, newer: string, similarity = 0) => {
+  const a = assess(older, newer, similarity);
+  return a?.kind === "update" ? `${a.verdict.rule}: ${a.verdict.reason}` : null;
+};
+const keptOf = (older: string, newer: string, similarity = 0) => {
+  const a = assess(older, newer, similarity);
+  return a?.kind === "kept" ? a.reason : null;
+};
+
+describe("updates phrased as agents write them", () => {
+  it("names the subject, the attribute, the old and new value and the rule", () => {
+    expect(reasonOf("The user lives in Berlin.", "The user moved to Munich last month.")).toBe("attribute: residence of the user: Berlin → Munich (moved)");
+    expect(reasonOf("The user's favourite editor is Vim.", "The user switched to VS Code as their main editor.")).toBe(
+      "attribute: editor of the user: Vim → VS Code (switched)",
+    );
+    expect(reasonOf("Deploys happen on Fridays.", "Deploys moved from Fridays to Tuesdays.")).toBe("value: switched from friday");
+    expect(reasonOf("Alex's manager is Dana.", "Alex reports to Priya now.")).toBe("attribute: manager of Alex: Dana → Priya (now)");
+    expect(reasonOf("The API rate limit is 100 requests per second.", "The API rate limit was raised to 250 requests per second.")).toBe(
+      "attribute: value of the API rate limit: 100 requests per second → 250 requests per second (raised)",
+    );
+    expect(reasonOf("The project uses PostgreSQL 14.", "The project was upgraded to PostgreSQL 16.")).toBe(
+      "attribute: database of the project: PostgreSQL 14 → PostgreSQL 16 (upgraded)",
+    );
+    expect(reasonOf("Alice lives in Berlin", "Alice moved to Munich in October 2026 and now lives there")).toBe("attribute: residence of Alice: Berlin → Munich (moved)");
+    expect(reasonOf("Priya leads the payments team", "Marco took over the payments team from Priya")).toBe(
+      "change: manager of payments team: Priya → Marco (took from Priya)",
+    );
+    expect(reasonOf("The user's car is a Golf", "The user sold the Golf and bought a Tesla Model 3")).toBe("removal: car of the user: Golf is gone (sold Golf)");
+    expect(reasonOf("The user is vegetarian", "The user eats meat again")).toBe("attribute: diet of the user: vegetarian → eats meat");
+  });
+
+  it("settles a broad attribute by the embedder's similarity: tea and coffee are of one kind, dark mode and font size are not", () => {
+    expect(reasonOf("Alex prefers tea.", "Alex prefers coffee.", 0.8)).toBe("attribute: preference of Alex: tea → coffee");
+    expect(reasonOf("The user prefers dark mode", "The user prefers a large font size", 0.39)).toBeNull();
+  });
+
+  it("finds a change announced on the older statement's topic that no frame names", () => {
+    expect(reasonOf("Builds for the billing service run on Jenkins.", "Billing service CI migrated from Jenkins to GitHub Actions on March 3.", 0.52)).toMatch(
+      /^topic: billing, service, jenkins: migrated/,
+    );
+    // Below the similarity the topic rule needs, the pair is a doubt for the judge.
+    expect(assess("Builds for the billing service run on Jenkins.", "Billing service CI migrated from Jenkins to GitHub Actions on March 3.", 0.3)?.kind).toBe(
+      "doubtful",
+    );
+  });
+
+  it("reads a negation and an opposite as before", () => {
+    expect(detectContradiction("The user owns a car", "The user does not own a car")?.rule).toBe("negation");
+    expect(detectContradiction("The staging cluster is public", "The staging cluster is private")?.rule).toBe("opposite");
+  });
+});
+
+describe("look-alikes are kept beside, with why", () => {
+  it("an addition, a many-valued attribute, another subject", () => {
+    expect(keptOf("The user likes Thai food", "The user also enjoys Ethiopian food")).toBe('an addition ("also"): likes of the user');
+    expect(keptOf("The user speaks English", "The user speaks Dutch")).toBe("languages can hold several values: languages of the user");
+    expect(keptOf("The user lives in Lisbon", "The user's sister lives in Rotterdam")).toBe("another subject: residence of the user 's sister, not of the user");
+  });
+
+  it("another scope, another period, another time of day, another qualifier", () => {
+    expect(keptOf("The user prefers TypeScript for new services", "The user prefers Python for data scripts")).toBe(
+      "another scope: preference of the user for data scripts, not for new services",
+    );
+    expect(keptOf("Lumen Pro costs 3.99 euros a month", "Lumen Pro costs 29 euros a year")).toBe("another period: price of Lumen Pro");
+    expect(keptOf("The user drinks coffee every morning", "The user drinks tea in the afternoon")).toBe(
+      "another time of day: drink of the user in the afternoon, not the morning",
+    );
+    expect(keptOf("Kim's work email is kim.park@northwind.com.", "Kim's personal email is now kimpark88@gmail.com.")).toBe("another attribute: personal, not work");
+  });
+
+  it("a plan, a value still unknown, a past state", () => {
+    expect(keptOf("The team uses Jenkins for CI", "The team may replace Jenkins with GitHub Actions next year")).toMatch(/^a plan, not a change/);
+    expect(keptOf("The user works at Finchly", "The user's employer is to be confirmed")).toBe("a plan, not a change (employer of the user)");
+    expect(assess("The user worked at Corvid Analytics from 2022 to 2025", "The user works at Tessellate Health")?.kind).not.toBe("update");
+  });
+
+  it("two reports of one kind of event, and two numbered things", () => {
+    expect(detectContradiction("The user cancelled a dinner reservation at Nopa", "The user cancelled a dinner reservation at Zuni", 0.9)).toBeNull();
+    expect(detectContradiction("The API v2 endpoint is deprecated", "The API v3 endpoint is deprecated", 0.99)).toBeNull();
+    expect(detectContradiction("The user quit smoking in 2019", "The user quit smoking five years ago", 0.88)).toBeNull();
+  });
+});
+
+describe("the taxonomy: one attribute however it is phrased", () => {
+  const attributeOf = (text: string) => readText(text).frames[0]?.attribute?.id ?? null;
+
+  it.each([
+    ["residence", ["Sam lives in Oslo", "Sam moved to Oslo", "Sam relocated to Oslo", "Sam is based in Oslo"]],
+    ["manager", ["Sam's manager is Dana", "Sam reports to Dana", "Dana manages the data team", "Sam is managed by Dana"]],
+    ["employer", ["Sam works at Finchly", "Sam joined Finchly", "Sam works for Finchly"]],
+    ["editor", ["Sam switched to Neovim", "Sam's editor is Emacs", "Sam writes code in VS Code"]],
+    ["database", ["Lumen stores its data in Firebase", "Lumen migrated to Supabase"]],
+    ["region", ["Harbor runs in us-east-1", "Harbor was migrated to eu-west-1"]],
+    ["timezone", ["Sam is on Central European Time"]],
+    ["diet", ["Sam is vegetarian"]],
+  ])("%s", (id, texts) => {
+    for (const text of texts) expect([text, attributeOf(text)]).toEqual([text, id]);
+  });
+
+  it("reads a token the tagger splits as one word, and a clause that goes on with the previous subject", () => {
+    expect(wordsOf("Harbor's release is v2.14.3 in us-east-1").map((w) => w.text)).toEqual(["Harbor", "'s", "release", "is", "v2.14.3", "in", "us-east-1"]);
+    expect(wordsOf("Sam lives in Berlin.").at(-1)).toMatchObject({ text: "Berlin", punctuation: true });
+    const frames = readText("The user quit caffeine in July 2026 and now drinks rooibos tea").frames;
+    expect(frames.map((f) => [f.entity, f.attribute?.id ?? null, f.value])).toEqual([
+      ["user", null, ["caffeine"]],
+      ["user", "drink", ["rooibos", "tea"]],
+    ]);
+  });
+
+  it("reads nothing from a question or a long text", () => {
+    expect(readText("Does the user live in Berlin?")).toEqual({ frames: [], gist: null });
+    expect(readText(Array.from({ length: 50 }, () => "word").join(" ")).frames).toEqual([]);
+  });
+});
+
+describe("facts and questions, for recall", () => {
+  it("a memory's facts and the attributes a question asks about meet", () => {
+    expect(factsOf("The user joined Tessellate Health as a staff data engineer")).toEqual([
+      { entity: "user", attribute: "employer", single: true },
+      { entity: "user", attribute: "role", single: true },
+    ]);
+    expect(factsOf("Since January 2026 the user eats fish again but still no meat (pescatarian)")).toContainEqual({ entity: "user", attribute: "diet", single: true });
+    const where = queryAttributes("where does the user live now?");
+    expect([...where.attributes]).toEqual(["residence"]);
+    expect(asksAbout(where, { entity: "user", attribute: "residence", single: true })).toBe(true);
+    expect(asksAbout(where, { entity: "user sister", attribute: "residence", single: true })).toBe(false);
+    const phone = queryAttributes("what's Adaeze's phone number?");
+    expect(phone.attributes.has("phone")).toBe(true);
+    expect(asksAbout(phone, { entity: "user", attribute: "phone", single: true })).toBe(false);
+  });
+});
+
+describe("the natural dev pairs", () => {
+  // ../shared/data/agent-memory/updates.json is read by bench/contradictions.ts; this guard uses the
+  // committed dev set of natural pairs, at cosine 0 (the rules that need no model).
+  const rows = readFileSync(new URL("../../bench/data/updates-dev.jsonl", import.meta.url), "utf8")
+    .trim()
+    .split("\n")
+    .map((line) => JSON.parse(line) as { older: string; newer: string; contradiction: boolean });
+
+  it("flag updates at precision >= 0.85", () => {
+    const flagged = rows.filter((r) => detectContradiction(r.older, r.newer) !== null);
+    expect(flagged.length).toBeGreaterThanOrEqual(8);
+    expect(flagged.filter((r) => r.contradiction).length / flagged.length).toBeGreaterThanOrEqual(0.85);
+  });
+});
