@@ -106,7 +106,6 @@ async function main() {
       scoredSets.push({ ...p, set, similarity, assessed, predicted: assessed?.kind === "update" ? assessed.verdict : null });
     });
   }
-  await embedder?.close();
   console.log("Offline update detector: labelled pairs\n");
   const bySet = Object.fromEntries(
     sets.flatMap((set) => {
@@ -191,7 +190,9 @@ async function main() {
       console.log(`  ${e.set} #${e.id} [${e.split}/${e.category}] ${e.contradiction ? "missed" : "false alarm"} at cosine ${e.similarity.toFixed(2)}: "${e.older}" / "${e.newer}"${why}`);
     }
   }
-  const natural = await naturalFalseAlarms(values.locomo!, values["show-errors"]!);
+  // The service compares each new memory with its CONTRADICTION_CANDIDATES (8) nearest.
+  const natural = await naturalFalseAlarms(values.locomo!, values["show-errors"]!, embedder, 8);
+  await embedder?.close();
   await mkdir(new URL("./results/", import.meta.url), { recursive: true });
   await writeFile(
     new URL("./results/contradictions.json", import.meta.url),
@@ -199,8 +200,12 @@ async function main() {
   );
 }
 
-/** Turns of LoCoMo conversations that some later turn of the same speaker's conversation would shadow. */
-async function naturalFalseAlarms(file: string, show: boolean) {
+/**
+ * Turns of LoCoMo conversations that some later turn of the same conversation would shadow. With the
+ * model, as the service does it: each turn against its `candidates` nearest earlier turns, at their
+ * cosine; without (--no-embed), every earlier turn at cosine 0 (the rules that need no model).
+ */
+async function naturalFalseAlarms(file: string, show: boolean, embedder: UseLiteEmbedder | null, candidates: number) {
   if (!(await access(file).then(() => true, () => false))) return null;
   const conversations = await loadLocomo(file);
   let turns = 0;
@@ -209,23 +214,27 @@ async function naturalFalseAlarms(file: string, show: boolean) {
   for (const c of conversations) {
     const texts = c.turns.map((t) => `${t.speaker}: ${t.text}`);
     const statements = texts.map(statementOf);
+    const vectors = embedder ? await embedder.embed(texts) : null;
     turns += texts.length;
     const shadowed = new Set<number>();
     for (let j = 0; j < texts.length; j++) {
-      for (let i = 0; i < j; i++) {
+      const earlier = Array.from({ length: j }, (_, i) => ({ i, similarity: vectors ? cosine(vectors[i]!, vectors[j]!) : 0 }));
+      const compared = vectors ? earlier.sort((a, b) => b.similarity - a.similarity).slice(0, candidates) : earlier;
+      for (const { i, similarity } of compared) {
         pairs++;
-        const a = assessPair(statements[i]!, statements[j]!);
+        const a = assessPair(statements[i]!, statements[j]!, similarity);
         const v = a?.kind === "update" ? a.verdict : null;
         if (v && !shadowed.has(i)) {
           shadowed.add(i);
-          flagged.push(`"${texts[i]}" / "${texts[j]}" (${v.reason})`);
+          flagged.push(`"${texts[i]}" / "${texts[j]}" (${v.rule}: ${v.reason})`);
         }
       }
     }
   }
-  console.log(`\nLoCoMo (${file}): ${turns} turns, ${pairs} turn pairs; turns that would be shadowed: ${flagged.length} (${((100 * flagged.length) / turns).toFixed(2)}%)`);
+  const how = embedder ? `each turn against its ${candidates} nearest earlier turns` : "every turn pair at cosine 0";
+  console.log(`\nLoCoMo (${file}), ${how}: ${turns} turns, ${pairs} pairs; turns that would be shadowed: ${flagged.length} (${((100 * flagged.length) / turns).toFixed(2)}%)`);
   if (show) for (const f of flagged) console.log(`  ${f}`);
-  return { turns, pairs, shadowedTurns: flagged.length, examples: flagged };
+  return { turns, pairs, how, shadowedTurns: flagged.length, examples: flagged };
 }
 
 await main();

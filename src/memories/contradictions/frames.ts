@@ -79,6 +79,7 @@ const particles = new Set(["to", "in", "at", "for", "from", "over", "with", "on"
 const maxFramesWords = 40;
 const partsOfDay = new Set(["morning", "afternoon", "evening", "night", "noon", "midday", "lunchtime", "weekday", "weekend"]);
 const whenOf = (words: Word[]) => words.filter((w) => partsOfDay.has(w.lemma)).map((w) => w.lemma).join(" ");
+const personalPronouns = new Set(["i", "we", "she", "he"]);
 const unknownValues = new Set(["tbd", "tba", "unknown", "undecided", "unconfirmed"]);
 /** Leader verbs that say so only of a group: "runs the data team", not "runs Ubuntu". */
 const looseLeaderVerbs = new Set(["run", "manage", "own"]);
@@ -94,7 +95,7 @@ export function readText(text: string): Reading {
   if (text.includes("?")) return { frames: [], gist: null };
   const words = wordsOf(text);
   if (words.length === 0 || words.length > maxFramesWords) return { frames: [], gist: null };
-  return { frames: framesOf(words), gist: gistOf(words) };
+  return { frames: framesOf(words), gist: gistOf(words, text) };
 }
 
 function framesOf(words: Word[]): Frame[] {
@@ -158,7 +159,8 @@ function markersOf(words: Word[]): Markers {
     if (!change && changeWords.has(w.lower)) change = w.text;
     if (!change && (w.pos === "VERB" || w.pos === "AUX") && (setterVerbs.has(w.lemma) || removalVerbs.has(w.lemma) || (w.lemma === "take" && words[i + 1]?.lower === "over"))) change = w.text;
     if (!addition && isAddition(w, words[i + 1])) addition = w.text;
-    if ((w.pos === "AUX" && tentativeWords.has(w.lower)) || (w.pos === "VERB" && tentativeLemmas.has(w.lemma))) tentative = true;
+    const participle = w.lower.endsWith("ed") && words[i - 1]?.lemma === "be";
+    if ((w.pos === "AUX" && tentativeWords.has(w.lower)) || (w.pos === "VERB" && tentativeLemmas.has(w.lemma) && !participle)) tentative = true;
   });
   if (lowerText.includes(" no longer ")) negative = !negative;
   return { change, addition, tentative, negative };
@@ -264,6 +266,8 @@ function clauseFrame(raw: Word[], previous: Frame | null): Frame | null {
   }
   const person = (ws: Word[]) =>
     ws.length > 0 && (ws.every((w) => w.pos === "PROPN") || ws.some((w) => personSubjects.has(w.lemma) || personSubjects.has(w.lower)));
+  // "it", "that", "you": what they point at is not in the text.
+  if (entityWords.length > 0 && entityWords.every((w) => w.pos === "PRON" && !personalPronouns.has(w.lower))) return null;
   let entity = entityWords.length > 0 ? key(entityWords) : previous?.entity ?? "";
   let entityText = entityWords.length > 0 ? asWritten(entityWords) : previous?.entityText ?? "";
   const isPerson = entityWords.length > 0 ? person(entityWords) : (previous !== null && personSubjects.has(previous.entity)) || /^[a-z]+( [a-z]+)?$/.test(entity);

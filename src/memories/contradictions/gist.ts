@@ -17,6 +17,13 @@ export interface Gist {
   changed: Set<string>;
   /** The lemma of the change verb, or the marker. */
   changeKey: string | null;
+  /**
+   * It reads as a line of conversation, not a note: it speaks as "I" to "you", or exclaims. A change
+   * told in conversation ("I won't quit!") is no statement of what holds.
+   */
+  conversational: boolean;
+  /** Nouns it calls new ("has a new mobile number"): a change of them. */
+  renewed: Set<string>;
   /** Identifiers with digits ("v2", "PLAT-2231"): two different ones name two things. */
   identifiers: Set<string>;
   /** The change it announces, as written ("migrated", "no longer", "from now on"), or null. */
@@ -77,7 +84,13 @@ const qualifierGroups = [
 ];
 const qualifierGroup = new Map(qualifierGroups.flatMap((g, i) => g.map((w) => [w, i] as const)));
 
-export function gistOf(words: readonly Word[]): Gist {
+const conversationWords = new Set(["i", "you", "me", "my", "your", "yours", "mine", "i'm", "you're"]);
+
+/** `text` is the words' text: a leading "Name:" is who speaks, not what it is about. */
+export function gistOf(words: readonly Word[], text: string): Gist {
+  const speaker = /^[\p{L}][\p{L} .'-]{0,30}:\s/u.exec(text);
+  const speakerWords = speaker ? speaker[0].split(/\s+/).filter((w) => w !== "").length : 0;
+  const conversational = text.includes("!") || words.some((w) => conversationWords.has(w.lower));
   const lowerText = ` ${words.map((w) => w.lower).join(" ")} `;
   const topic = new Set<string>();
   const subject = new Set<string>();
@@ -86,6 +99,7 @@ export function gistOf(words: readonly Word[]): Gist {
   const identifiers = new Set<string>();
   const relations = new Set<string>();
   const qualifiers = new Set<string>();
+  const renewed = new Set<string>();
   let change: string | null = changePhrases.find((p) => lowerText.includes(` ${p} `)) ?? null;
   let changeKey: string | null = change;
   let changeAt = -1;
@@ -98,7 +112,7 @@ export function gistOf(words: readonly Word[]): Gist {
   words.forEach((w, i) => {
     const next = words[i + 1];
     const identifier = /\d/.test(w.text) && /\p{L}/u.test(w.text);
-    if (w.pos === "PROPN" || w.pos === "NOUN" || identifier) {
+    if (i >= speakerWords && (w.pos === "PROPN" || w.pos === "NOUN" || identifier)) {
       // A capitalised first word is tagged a name: "Sprints are …" is "sprint".
       const t = identifier ? w.lower : i === 0 && w.pos === "PROPN" && w.lower.length > 4 && w.lower.endsWith("s") ? w.lower.slice(0, -1) : w.lemma;
       if (!genericTopics.has(t) && t.length > 1) {
@@ -109,7 +123,9 @@ export function gistOf(words: readonly Word[]): Gist {
       }
     }
     if (relationWords.has(w.lemma)) relations.add(w.lemma);
-    const qualifier = qualifierGroup.has(w.lower) ? w.lower : qualifierGroup.has(w.lemma) ? w.lemma : null;
+    // A qualifier modifies a noun: "work email", "staging cluster"; not "works out of the office".
+    const modifies = next !== undefined && (next.pos === "NOUN" || next.pos === "PROPN") && w.pos !== "VERB" && w.pos !== "AUX";
+    const qualifier = !modifies ? null : qualifierGroup.has(w.lower) ? w.lower : qualifierGroup.has(w.lemma) ? w.lemma : null;
     if (qualifier) qualifiers.add(qualifierSynonyms.get(qualifier) ?? qualifier);
     // Only the main verb announces a change: not an imperative ("migrate the dashboards"), a gerund
     // ("Raising the timeout hides …") or a verb of a later clause ("… when the schema changed").
@@ -125,7 +141,13 @@ export function gistOf(words: readonly Word[]): Gist {
       }
     }
     if (!change && changeWords.has(w.lower)) change = changeKey = w.text.toLowerCase();
-    if ((w.pos === "AUX" && tentativeWords.has(w.lower)) || (w.pos === "VERB" && tentativeLemmas.has(w.lemma)) || w.lower === "if" || w.lower === "maybe") tentative = true;
+    // "is considering" is a plan; "is no longer considered allergic" is not.
+    const participle = w.lower.endsWith("ed") && words[i - 1]?.lemma === "be";
+    if ((w.pos === "AUX" && tentativeWords.has(w.lower)) || (w.pos === "VERB" && tentativeLemmas.has(w.lemma) && !participle) || w.lower === "if" || w.lower === "maybe") tentative = true;
+    // "has a new mobile number": a new value of what follows.
+    if (w.lower === "new" && (next?.pos === "NOUN" || next?.pos === "ADJ")) {
+      for (const after of words.slice(i + 1, i + 4)) if (after.pos === "NOUN") renewed.add(after.lemma);
+    }
     if (pastWords.has(w.lower)) past = true;
   });
   const addition = additionPhrases.some((p) => lowerText.includes(` ${p} `)) || words.some((w, i) => isAddition(w, words[i + 1]));
@@ -137,7 +159,7 @@ export function gistOf(words: readonly Word[]): Gist {
       if (topic.has(t)) changed.add(t);
     }
   } else for (const t of topic) changed.add(t);
-  return { topic, subject, names, changed, changeKey, identifiers, change, addition, tentative, past, relations, qualifiers };
+  return { topic, subject, names, conversational, renewed, changed, changeKey, identifiers, change, addition, tentative, past, relations, qualifiers };
 }
 
 /** Whether a subject (a noun, a name or a pronoun) comes before word i: "Harbor was migrated", not "Migrate Harbor". */

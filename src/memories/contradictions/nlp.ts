@@ -70,5 +70,21 @@ export function wordsOf(text: string): Word[] {
     });
   });
   if (pending !== null && words.length > 0) words[words.length - 1]!.punctuation = true;
+  retag(words);
   return words;
+}
+
+/**
+ * Mends the tagger's usual slips on agent memories: an identifier ("new_checkout", "v2") is a name; a
+ * verb right before another verb is a noun ("the mobile app launch slipped"); a bare verb that ends a
+ * clause after "is" is a noun ("the default branch is master").
+ */
+function retag(words: Word[]): void {
+  words.forEach((w, i) => {
+    const next = words[i + 1];
+    const before = words[i - 1];
+    if (/\p{L}/u.test(w.text) && (/\d/.test(w.text) || w.text.includes("_")) && w.pos !== "NUM") w.pos = "PROPN";
+    else if (w.pos === "VERB" && next?.pos === "VERB" && before !== undefined && before.pos !== "AUX" && before.pos !== "PART" && !w.punctuation) w.pos = "NOUN";
+    else if (w.pos === "VERB" && before?.lemma === "be" && w.lower === w.lemma && (next === undefined || w.punctuation)) w.pos = "NOUN";
+  });
 }

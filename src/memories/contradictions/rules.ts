@@ -291,7 +291,8 @@ export function assessPair(older: Statement, newer: Statement, similarity = 0): 
   if (older.gist && newer.gist && qualifiersClash(older.gist.qualifiers, newer.gist.qualifiers)) {
     return { kind: "kept", reason: `another attribute: ${[...newer.gist.qualifiers].join(", ")}, not ${[...older.gist.qualifiers].join(", ")}` };
   }
-  let framed = assessStatements(older.frames, newer.frames, similarity);
+  const conversation = (older.gist?.conversational ?? false) || (newer.gist?.conversational ?? false);
+  let framed = assessStatements(older.frames, newer.frames, similarity, conversation);
   // A frame's near miss stands; otherwise the topic may still show a change no frame names.
   // …unless both frames name attributes and none is shared: "the user's manager Priya moved to Potsdam".
   const named = (s: Statement) => s.frames.some((f) => f.attribute !== null);

@@ -156,7 +156,7 @@ export const changeWords = new Set(["now", "nowadays", "anymore", "instead", "ag
 export const changePhrases = ["these days", "from now on", "no longer", "as of", "going forward", "any more"];
 
 /** Markers of a plan or a possibility, not a change. */
-export const tentativeWords = new Set(["may", "might", "could", "would", "will", "shall", "plan", "consider", "evaluate", "think", "hope", "propose", "maybe", "perhaps", "if"]);
+export const tentativeWords = new Set(["may", "might", "could", "would", "will", "shall", "'ll", "’ll", "wo", "gonna", "plan", "consider", "evaluate", "think", "hope", "propose", "maybe", "perhaps", "if"]);
 
 /** Words of a time phrase that says when something changed ("last month", "since Monday"), not a value. */
 export const changeTimeWords = new Set([

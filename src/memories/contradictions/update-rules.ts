@@ -8,7 +8,7 @@ import { dietExcludes, periodWords } from "./taxonomy.js";
 // beside, with why. A pair the frames cannot settle (the same entity, an attribute outside the taxonomy,
 // another value) is doubtful: the judge, when configured, decides it.
 
-export type FrameRule = "attribute" | "change" | "removal" | "topic";
+export type FrameRule = "attribute" | "change" | "removal" | "topic" | "negation";
 
 export type FrameAssessment =
   | { kind: "update"; rule: FrameRule; reason: string; score: number }
@@ -28,8 +28,11 @@ const contains = (a: readonly string[], b: readonly string[]) => b.length > 0 &&
 const isNumber = (t: string) => /\d/.test(t);
 const quote = (s: string) => (s.length > 60 ? `${s.slice(0, 57)}…` : s);
 
-/** How `newer` bears on `older`, or null when they are about different things. */
-export function assessFrames(older: Frame, newer: Frame, similarity: number): FrameAssessment | null {
+/**
+ * How `newer` bears on `older`, or null when they are about different things. `conversation`: either text
+ * reads as a line of conversation, where only attributes the taxonomy names are trusted.
+ */
+export function assessFrames(older: Frame, newer: Frame, similarity: number, conversation = false): FrameAssessment | null {
   if (older.entity === "" || older.entity !== newer.entity) {
     // Entities that share words ("builds for the billing service" / "billing service CI") may be one
     // thing phrased twice: the topic decides. Entities that share none are two.
@@ -45,8 +48,17 @@ export function assessFrames(older: Frame, newer: Frame, similarity: number): Fr
   const label = (older.attribute ?? newer.attribute)?.label ?? (older.predicate === "be" ? "value" : older.predicate.replace(/^\w+:/, ""));
   const subject = `${label} of ${older.entityText}`;
   if (newer.tentative) return { kind: "kept", reason: `a plan, not a change (${subject})` };
+  if (older.tentative) return null;
   if (older.past || newer.past) return { kind: "kept", reason: `a past state, not a change (${subject})` };
-  if (older.negative || newer.negative) return null;
+  if (older.negative !== newer.negative) {
+    // "is allergic to penicillin" → "is no longer considered allergic to penicillin": one value of one
+    // predicate (or attribute), its polarity flipped.
+    const samePredicate = older.predicate === newer.predicate || (older.attribute !== null && older.attribute.id === newer.attribute?.id) || older.predicate === "be";
+    const same =
+      samePredicate && older.value.length > 0 && newer.value.length > 0 && (contains(newer.value, older.value) || contains(older.value, newer.value));
+    return same ? update("negation", `${subject}: ${newer.negative ? "no longer" : "now"} ${quote(older.valueText)}`) : null;
+  }
+  if (older.negative) return null;
 
   const a = older.attribute;
   const b = newer.attribute;
@@ -101,7 +113,7 @@ export function assessFrames(older: Frame, newer: Frame, similarity: number): Fr
   const similar = similarity >= sameKindSimilarity;
   if (sameAttribute && attr!.single && (!attr!.broad || oneKind || similar)) return update("attribute", change);
   // The setter's attribute is the older statement's; a predicate outside the taxonomy needs a change marker.
-  if ((setterMeets || (samePredicate && newer.change)) && (oneKind || similar)) return update("attribute", change);
+  if (!conversation && (setterMeets || (samePredicate && newer.change)) && (oneKind || similar)) return update("attribute", change);
   return { kind: "doubtful", reason: change };
 }
 
@@ -110,12 +122,12 @@ function update(rule: FrameRule, reason: string): FrameAssessment {
 }
 
 /** The strongest assessment over every pair of clauses: an update first, then a near miss, then a doubt. */
-export function assessStatements(older: readonly Frame[], newer: readonly Frame[], similarity: number): FrameAssessment | null {
+export function assessStatements(older: readonly Frame[], newer: readonly Frame[], similarity: number, conversation = false): FrameAssessment | null {
   let best: FrameAssessment | null = null;
   const rank = { update: 3, kept: 2, doubtful: 1 } as const;
   for (const n of newer) {
     for (const o of older) {
-      const a = assessFrames(o, n, similarity);
+      const a = assessFrames(o, n, similarity, conversation);
       if (a && (!best || rank[a.kind] > rank[best.kind])) best = a;
       if (best?.kind === "update") return best;
     }
@@ -128,6 +140,8 @@ export function assessStatements(older: readonly Frame[], newer: readonly Frame[
  * come from the candidates' search, which already holds the nearest memories only.
  */
 export const topicChangeSimilarity = 0.5;
+/** The same, when the two share only a name (a person's: "Chloe is on the Search team" / "Chloe moved to Payments"). */
+export const namesOnlySimilarity = 0.55;
 /** A value longer than this is a clause the frames did not read, not a value. */
 const maxValueTokens = 6;
 
@@ -138,7 +152,10 @@ const maxValueTokens = 6;
  * addition, a plan, a past state.
  */
 export function assessGist(older: Gist, newer: Gist, similarity: number): FrameAssessment | null {
-  if (!newer.change || newer.addition || newer.tentative || newer.past || older.tentative) return null;
+  // "has a new mobile number" changes the older statement's mobile number.
+  const renewed = [...newer.renewed].find((t) => older.topic.has(t));
+  const change = newer.change ?? (renewed ? `new ${renewed}` : null);
+  if (!change || newer.addition || newer.tentative || newer.past || older.tentative || newer.conversational || older.conversational) return null;
   // The same change told twice ("quit smoking in 2019" / "… five years ago") is no new one.
   if (older.changeKey === newer.changeKey) return null;
   const shared = [...older.topic].filter((t) => newer.topic.has(t));
@@ -156,9 +173,9 @@ export function assessGist(older: Gist, newer: Gist, similarity: number): FrameA
   if (!sameSet(older.relations, newer.relations)) return { kind: "kept", reason: `another person: ${[...newer.relations].join(", ") || "the user"}, not ${[...older.relations].join(", ") || "the user"}` };
   if (qualifiersClash(older.qualifiers, newer.qualifiers)) return { kind: "kept", reason: `another attribute: ${[...newer.qualifiers].join(", ")}, not ${[...older.qualifiers].join(", ")}` };
   const added = [...newer.topic].filter((t) => !older.topic.has(t));
-  const reason = `${shared.slice(0, 3).join(", ")}: ${newer.change}${added.length > 0 ? ` (${added.slice(0, 3).join(", ")})` : ""}`;
+  const reason = `${shared.slice(0, 3).join(", ")}: ${change}${added.length > 0 ? ` (${added.slice(0, 3).join(", ")})` : ""}`;
   // Only a person's name in common ("Mei's GitHub handle" / "Mei changed her Slack display name"): alike enough?
   const onlyNames = shared.every((t) => older.names.has(t) && newer.names.has(t));
-  if (similarity < (onlyNames ? sameKindSimilarity : topicChangeSimilarity)) return { kind: "doubtful", reason };
+  if (similarity < (onlyNames ? namesOnlySimilarity : topicChangeSimilarity)) return { kind: "doubtful", reason };
   return { kind: "update", rule: "topic", reason, score: 0.75 };
 }
