@@ -8,9 +8,9 @@ import type { ScoredCandidate } from "./recall-engine.js";
 // to the newer memories, so no other candidate moves.
 
 /** How much a candidate that states the attribute asked about gains, relative to its score. */
-export const askedAttributeBoost = 0.25;
+export const askedAttributeBoost = 1;
 /** Candidates read for facts, best first: enough for any limit, few enough to stay cheap (texts are cached). */
-const factCandidates = 30;
+const factCandidates = 50;
 
 export function preferCurrentValues(candidates: ScoredCandidate[], query: string): void {
   if (candidates.length < 1) return;

@@ -13,6 +13,8 @@ export interface Gist {
   subject: Set<string>;
   /** The topic words that are names without digits (people, products, places). */
   names: Set<string>;
+  /** The last noun of its subject ("alert" of "Harbor on-call alerts"), or null. */
+  head: string | null;
   /** The topic words near its change: the subject and what follows the change verb ("dropped iTerm2"). */
   changed: Set<string>;
   /** The lemma of the change verb, or the marker. */
@@ -159,7 +161,9 @@ export function gistOf(words: readonly Word[], text: string): Gist {
       if (topic.has(t)) changed.add(t);
     }
   } else for (const t of topic) changed.add(t);
-  return { topic, subject, names, conversational, renewed, changed, changeKey, identifiers, change, addition, tentative, past, relations, qualifiers };
+  const subjectNouns = words.slice(speakerWords, Math.max(speakerWords, firstVerb)).filter((w) => w.pos === "NOUN" || w.pos === "PROPN");
+  const head = subjectNouns.length > 0 ? subjectNouns[subjectNouns.length - 1]!.lemma : null;
+  return { topic, subject, names, head, conversational, renewed, changed, changeKey, identifiers, change, addition, tentative, past, relations, qualifiers };
 }
 
 /** Whether a subject (a noun, a name or a pronoun) comes before word i: "Harbor was migrated", not "Migrate Harbor". */

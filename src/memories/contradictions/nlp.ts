@@ -75,16 +75,21 @@ export function wordsOf(text: string): Word[] {
 }
 
 /**
- * Mends the tagger's usual slips on agent memories: an identifier ("new_checkout", "v2") is a name; a
- * verb right before another verb is a noun ("the mobile app launch slipped"); a bare verb that ends a
- * clause after "is" is a noun ("the default branch is master").
+ * Mends the tagger's usual slips on agent memories: an identifier ("new_checkout", "v2") and a capitalised
+ * word inside a sentence are names; a verb right before another verb is a noun ("the mobile app launch
+ * slipped"); a bare verb that ends a clause after "is" is a noun ("the default branch is master").
  */
 function retag(words: Word[]): void {
   words.forEach((w, i) => {
     const next = words[i + 1];
     const before = words[i - 1];
     if (/\p{L}/u.test(w.text) && (/\d/.test(w.text) || w.text.includes("_")) && w.pos !== "NUM") w.pos = "PROPN";
-    else if (w.pos === "VERB" && next?.pos === "VERB" && before !== undefined && before.pos !== "AUX" && before.pos !== "PART" && !w.punctuation) w.pos = "NOUN";
+    // A capitalised "verb" inside a sentence is a name: "joined Tessellate Health".
+    else if (w.pos === "VERB" && i > 0 && !before?.punctuation && /^\p{Lu}/u.test(w.text)) w.pos = "PROPN";
+    // "the mobile app launch slipped", "Deploys moved": a base or plural form before a verb is a noun.
+    else if (
+      w.pos === "VERB" && next?.pos === "VERB" && (w.lower === w.lemma || w.lower.endsWith("s")) && before?.pos !== "AUX" && before?.pos !== "PART" && !w.punctuation
+    ) w.pos = "NOUN";
     else if (w.pos === "VERB" && before?.lemma === "be" && w.lower === w.lemma && (next === undefined || w.punctuation)) w.pos = "NOUN";
   });
 }
