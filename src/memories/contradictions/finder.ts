@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from "fastify";
 import type { Sql } from "../../db/database.js";
 import { eventLoopSlices, type EventLoopSlices } from "../../event-loop-slices.js";
 import type { Embedder } from "../../embeddings/embedder.js";
+import { ByteLru, entryOverheadBytes, stringBytes } from "../../embeddings/lru.js";
 import { cosine } from "../../search/scoring.js";
 import type { VectorHit, VectorIndex } from "../../search/vector/vector-index.js";
 import type { JobVectorReader } from "../job-vectors.js";
@@ -157,7 +158,23 @@ function keptReason(p: Pair): string | null {
 
 export type ContradictionFinder = (workspaceId: string, memories: readonly NewMemory[]) => Promise<FoundContradictions>;
 
+/**
+ * Statements read, by text, across writes: a stored memory is a candidate of many writes, and reading
+ * one (tags, lemmas, frames) costs about 0.5 ms (2-core AMD EPYC, 2026-11).
+ */
+const statementCacheBytes = 8 * 1024 * 1024;
+
 export function createContradictionFinder(opts: FinderOptions): ContradictionFinder {
+  const statements = new ByteLru<string, Statement>(statementCacheBytes, (text) => 8 * stringBytes(text) + entryOverheadBytes);
+  const statement = (text: string): Statement => {
+    if (text.length > maxStatementChars) return noStatement;
+    const known = statements.get(text);
+    if (known) return known;
+    const read = statementOf(text);
+    statements.set(text, read);
+    return read;
+  };
+
   async function embed(memories: readonly NewMemory[]): Promise<Float32Array[] | null> {
     try {
       return await opts.embedder.embed(memories.map((m) => m.content));
@@ -248,9 +265,6 @@ export function createContradictionFinder(opts: FinderOptions): ContradictionFin
     const batchIds = new Set(memories.map((m) => m.id));
     const candidateIds = [...new Set([...nearest.flatMap((m) => [...m.keys()]), ...notIndexed.flatMap((m) => [...m.keys()])])].filter((id) => !batchIds.has(id));
     const stored = new Map((await findActiveMemories(opts.db, workspaceId, candidateIds)).map((m) => [m.id, m]));
-    const statements = new Map<string, Statement>();
-    const statement = (text: string) =>
-      statements.get(text) ?? statements.set(text, text.length > maxStatementChars ? noStatement : statementOf(text)).get(text)!;
 
     const pairs: Pair[] = [];
     for (const [newer, memory] of memories.entries()) {

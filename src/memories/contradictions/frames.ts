@@ -77,6 +77,7 @@ const tentativeLemmas = new Set(["plan", "consider", "evaluate", "think", "hope"
 const particles = new Set(["to", "in", "at", "for", "from", "over", "with", "on", "as", "by", "off", "into", "onto", "under", "back", "up", "out"]);
 /** Texts longer than this are documents or conversation, not statements: no frames. */
 const maxFramesWords = 40;
+const maxReadChars = 400;
 const partsOfDay = new Set(["morning", "afternoon", "evening", "night", "noon", "midday", "lunchtime", "weekday", "weekend"]);
 const whenOf = (words: Word[]) => words.filter((w) => partsOfDay.has(w.lemma)).map((w) => w.lemma).join(" ");
 const personalPronouns = new Set(["i", "we", "she", "he"]);
@@ -92,7 +93,8 @@ export interface Reading {
 
 /** What a text says, or nothing for long, empty or asking text (a document, a conversation, a question). */
 export function readText(text: string): Reading {
-  if (text.includes("?")) return { frames: [], gist: null };
+  // Checked before tagging, so a long memory costs nothing here (40 words are about 300 characters).
+  if (text.length > maxReadChars || text.includes("?")) return { frames: [], gist: null };
   const words = wordsOf(text);
   if (words.length === 0 || words.length > maxFramesWords) return { frames: [], gist: null };
   return { frames: framesOf(words), gist: gistOf(words, text) };
@@ -449,7 +451,8 @@ function splitValue(prep: string, rest: Word[], verb: string): { value: Word[]; 
       target = "scope";
       continue;
     }
-    if (value.length > 0 && (valueStops.has(w.lower) || w.pos === "SCONJ" || w.pos === "PRON" && w.lower !== "it")) {
+    // A pronoun starts another clause ("… which she …"); a possessive one ("of their code") does not.
+    if (value.length > 0 && (valueStops.has(w.lower) || w.pos === "SCONJ" || (w.pos === "PRON" && w.lower !== "it" && !determiners.has(w.lower)))) {
       if (target === "value" || target === "old") {
         target = "done";
         continue;

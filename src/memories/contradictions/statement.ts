@@ -185,9 +185,12 @@ export function statementOf(text: string): Statement {
   return statement;
 }
 
+/** The phrases, compiled once to match in any case. */
+const caseless = phrases.map(([pattern, replacement]) => [new RegExp(pattern.source, "gi"), replacement] as const);
+
 function clauseStatement(text: string): Statement {
   let prepared = expandContractions(text);
-  for (const [pattern, replacement] of phrases) prepared = prepared.replace(new RegExp(pattern.source, "gi"), replacement);
+  for (const [pattern, replacement] of caseless) prepared = prepared.replace(pattern, replacement);
   const matches = [...prepared.matchAll(tokenPattern)];
   const words = matches.map((m) => withoutTrailingPunctuation(m[0]));
   // The first word, and any after ". ", "! ", "? " or ": " (e.g. "Jon: Hey Gina"), starts a sentence;
