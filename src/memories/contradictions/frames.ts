@@ -161,7 +161,8 @@ function markersOf(words: Word[]): Markers {
     if (!change && changeWords.has(w.lower)) change = w.text;
     if (!change && (w.pos === "VERB" || w.pos === "AUX") && (setterVerbs.has(w.lemma) || removalVerbs.has(w.lemma) || (w.lemma === "take" && words[i + 1]?.lower === "over"))) change = w.text;
     if (!addition && isAddition(w, words[i + 1])) addition = w.text;
-    const participle = w.lower.endsWith("ed") && words[i - 1]?.lemma === "be";
+    // "is considering" is a plan; "is no longer considered allergic" is not.
+    const participle = w.lower.endsWith("ed");
     if ((w.pos === "AUX" && tentativeWords.has(w.lower)) || (w.pos === "VERB" && tentativeLemmas.has(w.lemma) && !participle)) tentative = true;
   });
   if (lowerText.includes(" no longer ")) negative = !negative;

@@ -90,7 +90,7 @@ const conversationWords = new Set(["i", "you", "me", "my", "your", "yours", "min
 
 /** `text` is the words' text: a leading "Name:" is who speaks, not what it is about. */
 export function gistOf(words: readonly Word[], text: string): Gist {
-  const speaker = /^[\p{L}][\p{L} .'-]{0,30}:\s/u.exec(text);
+  const speaker = /^\p{Lu}\p{L}+(?: \p{Lu}\p{L}+)?:\s/u.exec(text);
   const speakerWords = speaker ? speaker[0].split(/\s+/).filter((w) => w !== "").length : 0;
   const conversational = text.includes("!") || words.some((w) => conversationWords.has(w.lower));
   const lowerText = ` ${words.map((w) => w.lower).join(" ")} `;
@@ -144,7 +144,7 @@ export function gistOf(words: readonly Word[], text: string): Gist {
     }
     if (!change && changeWords.has(w.lower)) change = changeKey = w.text.toLowerCase();
     // "is considering" is a plan; "is no longer considered allergic" is not.
-    const participle = w.lower.endsWith("ed") && words[i - 1]?.lemma === "be";
+    const participle = w.lower.endsWith("ed");
     if ((w.pos === "AUX" && tentativeWords.has(w.lower)) || (w.pos === "VERB" && tentativeLemmas.has(w.lemma) && !participle) || w.lower === "if" || w.lower === "maybe") tentative = true;
     // "has a new mobile number": a new value of what follows.
     if (w.lower === "new" && (next?.pos === "NOUN" || next?.pos === "ADJ")) {

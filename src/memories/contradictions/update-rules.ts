@@ -176,7 +176,7 @@ export function assessGist(older: Gist, newer: Gist, similarity: number): FrameA
   const reason = `${shared.slice(0, 3).join(", ")}: ${change}${added.length > 0 ? ` (${added.slice(0, 3).join(", ")})` : ""}`;
   // Only names in common and subjects with other heads ("Harbor on-call alerts" / "the Harbor team
   // standup"): two things of one project.
-  const onlyNamesShared = shared.every((t) => older.names.has(t) || newer.names.has(t));
+  const onlyNamesShared = shared.every((t) => older.names.has(t) && newer.names.has(t));
   if (onlyNamesShared && older.head !== null && newer.head !== null && older.head !== newer.head && !shared.includes(older.head) && !shared.includes(newer.head)) return null;
   // Only a person's name in common ("Mei's GitHub handle" / "Mei changed her Slack display name"): alike enough?
   const onlyNames = shared.every((t) => older.names.has(t) && newer.names.has(t));
