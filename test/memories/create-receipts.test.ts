@@ -112,6 +112,17 @@ describe.each(backends)("create receipts and dry runs (%s)", (backend) => {
       expect((await call("GET", `${memories}/${older}`)).body.state).toBe("active");
     });
 
+    it("a doubt without a judge: kept beside, saying what was not decided", async () => {
+      const { call } = await agentIn();
+      // A shared topic and a change, at cosine 0.32: no rule settles it, and no judge is configured.
+      const older = (await create(call, { content: "Language of the ingestion service: Python.", type: "fact" })).ids[0];
+      const res = await create(call, { content: "Ingestion service has been fully rewritten in Go.", type: "fact" });
+      expect(res.contradictions).toEqual([]);
+      expect(res.results[0].keptBeside).toEqual([
+        { memoryId: older, snippet: "Language of the ingestion service: Python.", reason: "maybe an update, not decided: ingestion, service: rewritten (go)" },
+      ]);
+    });
+
     it("a contradiction the key may not shadow: reported, and the older memory kept beside", async () => {
       const { call, container } = await agentIn();
       const workspace = rest(server.url, await server.createKey("acme"));

@@ -5,12 +5,12 @@ import { grpcClient } from "../support/grpc-client.js";
 import { backends, rest, startTestServer, type TestServer } from "../support/test-server.js";
 
 // The judge (any OpenAI-compatible chat API, scripted here) is asked about the pairs the detector could
-// not settle, not only about very similar ones: "Dana writes all of her code in VS Code" / "Dana switched
-// to Neovim" share a subject and a change (cosine 0.40 with the built-in model), and no rule names the
-// attribute. Over REST, Connect and gRPC.
+// not settle, not only about very similar ones: "Language of the ingestion service: Python." / "Ingestion
+// service has been fully rewritten in Go." share a topic and announce a change, but their cosine with the
+// built-in model is 0.32 and no frame names the attribute. Over REST, Connect and gRPC.
 
-const older = "Dana writes all of her code in VS Code";
-const newer = "Dana switched to Neovim full-time as of this week";
+const older = "Language of the ingestion service: Python.";
+const newer = "Ingestion service has been fully rewritten in Go.";
 
 describe.each(backends)("the judge decides the detector's doubts (%s)", (backend) => {
   let server: TestServer;
@@ -26,7 +26,7 @@ describe.each(backends)("the judge decides the detector's doubts (%s)", (backend
         const listing: string = JSON.parse(raw).messages[1].content;
         asked.push(listing);
         const pairs = (listing.match(/^\d+\. OLDER/gm) ?? []).length;
-        const verdicts = Array.from({ length: pairs }, (_, i) => ({ pair: i + 1, contradiction: verdict, reason: verdict ? "editor changed" : "two editors" }));
+        const verdicts = Array.from({ length: pairs }, (_, i) => ({ pair: i + 1, contradiction: verdict, reason: verdict ? "rewritten" : "two languages" }));
         res.writeHead(200, { "content-type": "application/json" });
         res.end(JSON.stringify({ choices: [{ message: { role: "assistant", content: JSON.stringify({ verdicts }) } }] }));
       });
@@ -47,21 +47,21 @@ describe.each(backends)("the judge decides the detector's doubts (%s)", (backend
   it("over REST: a doubtful pair reaches the judge, whose yes shadows the older memory", async () => {
     verdict = true;
     const call = rest(server.url, await keyOfOwnContainer());
-    const first = (await call("POST", "/api/v1/agent/memories", { content: older, type: "preference" })).body.ids[0];
-    const res = await call("POST", "/api/v1/agent/memories", { content: newer, type: "preference" });
+    const first = (await call("POST", "/api/v1/agent/memories", { content: older, type: "fact" })).body.ids[0];
+    const res = await call("POST", "/api/v1/agent/memories", { content: newer, type: "fact" });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(asked.at(-1)).toContain(`OLDER: ${JSON.stringify(older)}\n   NEWER: ${JSON.stringify(newer)}`);
-    expect(res.body.results[0].shadowed).toEqual([{ memoryId: first, rule: "judge", reason: "judge: editor changed", snippet: older }]);
+    expect(res.body.results[0].shadowed).toEqual([{ memoryId: first, rule: "judge", reason: "judge: rewritten", snippet: older }]);
     expect((await call("GET", `/api/v1/agent/memories/${first}`)).body.state).toBe("shadowed");
   });
 
   it("over REST: the judge's no keeps the older memory beside the new one, with its reason", async () => {
     verdict = false;
     const call = rest(server.url, await keyOfOwnContainer());
-    const first = (await call("POST", "/api/v1/agent/memories", { content: older, type: "preference" })).body.ids[0];
-    const res = await call("POST", "/api/v1/agent/memories", { content: newer, type: "preference" });
+    const first = (await call("POST", "/api/v1/agent/memories", { content: older, type: "fact" })).body.ids[0];
+    const res = await call("POST", "/api/v1/agent/memories", { content: newer, type: "fact" });
     expect(res.body.contradictions).toEqual([]);
-    expect(res.body.results[0].keptBeside).toEqual([{ memoryId: first, snippet: older, reason: "judge: two editors" }]);
+    expect(res.body.results[0].keptBeside).toEqual([{ memoryId: first, snippet: older, reason: "judge: two languages" }]);
     expect((await call("GET", `/api/v1/agent/memories/${first}`)).body.state).toBe("active");
   });
 
@@ -71,7 +71,7 @@ describe.each(backends)("the judge decides the detector's doubts (%s)", (backend
     await call("POST", "/api/v1/agent/memories", { content: "The user lives in Berlin.", type: "fact" });
     const res = await call("POST", "/api/v1/agent/memories", { content: "The user moved to Munich last month.", type: "fact" });
     expect(asked.at(-1)).toContain('OLDER: "The user lives in Berlin."');
-    expect(res.body.contradictions).toEqual([expect.objectContaining({ rule: "judge", reason: "judge: editor changed", shadowed: true })]);
+    expect(res.body.contradictions).toEqual([expect.objectContaining({ rule: "judge", reason: "judge: rewritten", shadowed: true })]);
   });
 
   it("over Connect and gRPC: the same verdicts, with the transport's own names", async () => {
@@ -86,8 +86,8 @@ describe.each(backends)("the judge decides the detector's doubts (%s)", (backend
       expect(res.status).toBe(200);
       return (await res.json()) as { ids: string[]; results: Array<{ shadowed?: unknown[]; outcome: string }> };
     };
-    const first = (await connect({ content: older, type: "MEMORY_TYPE_PREFERENCE" })).ids[0];
-    const viaConnect = await connect({ content: newer, type: "MEMORY_TYPE_PREFERENCE" });
+    const first = (await connect({ content: older, type: "MEMORY_TYPE_FACT" })).ids[0];
+    const viaConnect = await connect({ content: newer, type: "MEMORY_TYPE_FACT" });
     expect(viaConnect.results[0]).toMatchObject({ outcome: "CREATE_OUTCOME_STORED", shadowed: [{ memoryId: first, rule: "judge" }] });
 
     verdict = false;
@@ -98,7 +98,7 @@ describe.each(backends)("the judge decides the detector's doubts (%s)", (backend
         results: Array<{ keptBeside: unknown[]; shadowed: unknown[] }>;
       };
       expect(b.results[0]!.shadowed).toEqual([]);
-      expect(b.results[0]!.keptBeside).toEqual([{ memoryId: a.ids[0], snippet: "Kai writes all of his code in Emacs", reason: "judge: two editors" }]);
+      expect(b.results[0]!.keptBeside).toEqual([{ memoryId: a.ids[0], snippet: "Kai writes all of his code in Emacs", reason: "judge: two languages" }]);
     } finally {
       grpcMemories.close();
     }
