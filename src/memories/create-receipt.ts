@@ -46,6 +46,19 @@ const notWritableReason = "not shadowed: it also lives in a container this key c
 /** Entries of each kind named in a summary line. */
 const summaryItems = 3;
 
+/** A contradiction found for the memory `memoryId`, as write responses report it. */
+export function contradictionMessage(memoryId: string, f: FoundContradiction, shadowed: boolean): Contradiction {
+  return create(ContradictionSchema, {
+    memoryId,
+    conflictsWith: f.olderId,
+    snippet: snippet(f.olderContent),
+    score: f.score,
+    reason: f.reason,
+    shadowed,
+    rule: f.rule,
+  });
+}
+
 export function createResponse(w: WriteOutcome): CreateResponse {
   const { records, inBatch, duplicateOf, shadowings, shadowed, now } = w;
   const newerId = (f: { newer: number }) => records[w.fresh[f.newer]!]!.id;
@@ -61,17 +74,7 @@ export function createResponse(w: WriteOutcome): CreateResponse {
     return existing ? { memory: existing, duplicate: true } : { memory: effective(records[i]!), duplicate: false };
   };
   const resolved = records.map((_, i) => resolve(i));
-  const found = w.contradictions.map((f) =>
-    create(ContradictionSchema, {
-      memoryId: newerId(f),
-      conflictsWith: f.olderId,
-      snippet: snippet(f.olderContent),
-      score: f.score,
-      reason: f.reason,
-      shadowed: shadowed.has(f.olderId),
-      rule: f.rule,
-    }),
-  );
+  const found = w.contradictions.map((f) => contradictionMessage(newerId(f), f, shadowed.has(f.olderId)));
   // Each memory carries the contradictions found for it, as listed in the response's `contradictions`.
   const foundFor = new Map<string, Contradiction[]>();
   for (const c of found) foundFor.set(c.memoryId, [...(foundFor.get(c.memoryId) ?? []), c]);

@@ -1,12 +1,12 @@
-import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { ContradictionSchema, type MemoryInput, type MemoryService } from "../../gen/agent/v1/memory_pb.js";
+import type { MemoryInput, MemoryService } from "../../gen/agent/v1/memory_pb.js";
 import { assertMayWrite, mayWrite, scopeOf, writeContainers } from "../accounts/container-scope.js";
 import { agentPrincipal } from "../accounts/principal.js";
 import type { Database } from "../db/database.js";
 import { apiError, invalidRequest, notFound } from "../errors/api-error.js";
 import type { ContradictionFinder, FoundContradiction } from "./contradictions/finder.js";
 import { createMemories } from "./create-memories.js";
+import { contradictionMessage } from "./create-receipt.js";
 import { encodeListCursor, parseListRequest, parseShadowedRequest } from "./list-rules.js";
 import { listMemories } from "./memory-list.js";
 import { fieldsOf, memoryMessage } from "./memory-message.js";
@@ -23,7 +23,6 @@ import {
   shadowMemories,
   type MemoryRecord,
 } from "./memory-store.js";
-import { snippet } from "./snippet.js";
 import type { WriteEmbedder } from "./write-vectors.js";
 
 export { memoryMessage } from "./memory-message.js";
@@ -114,17 +113,7 @@ export function memoryService(db: Database, opts: MemoryServiceOptions): Service
         ...memoryMessage(next),
         contradictions: found
           .filter((f) => shadowed.has(f.olderId) || !mayWrite(principal, f.olderContainers))
-          .map((f) =>
-            create(ContradictionSchema, {
-              memoryId: next.id,
-              conflictsWith: f.olderId,
-              snippet: snippet(f.olderContent),
-              score: f.score,
-              reason: f.reason,
-              shadowed: shadowed.has(f.olderId),
-              rule: f.rule,
-            }),
-          ),
+          .map((f) => contradictionMessage(next.id, f, shadowed.has(f.olderId))),
       };
     },
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { grpc, grpcClient } from "../support/grpc-client.js";
-import { adminKey, backends, rest, startTestServer, type TestServer } from "../support/test-server.js";
+import { adminKey, backends, connectJson, rest, startTestServer, type TestServer } from "../support/test-server.js";
 import { planEnv } from "../usage/limits-env.js";
 
 type Rest = ReturnType<typeof rest>;
@@ -147,14 +147,11 @@ describe.each(backends)("create receipts and dry runs (%s)", (backend) => {
       const summary = `stored; shadowed ${older} (different value: Google → Microsoft)`;
 
       // Connect JSON (a dry run, so the same write can be sent again): empty lists are left out.
+      const viaConnectJson = connectJson(server.url, key);
       const connect = async (body: object) => {
-        const res = await fetch(`${server.url}/agent.v1.MemoryService/CreateMemories`, {
-          method: "POST",
-          headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
-          body: JSON.stringify(body),
-        });
+        const res = await viaConnectJson("MemoryService", "CreateMemories", body);
         expect(res.status).toBe(200);
-        return (await res.json()) as any;
+        return res.body;
       };
       const viaConnect = await connect({ content: "The user works at Microsoft", type: "MEMORY_TYPE_FACT", dryRun: true });
       expect(viaConnect.dryRun).toBe(true);

@@ -2,7 +2,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { grpcClient } from "../support/grpc-client.js";
-import { backends, rest, startTestServer, type TestServer } from "../support/test-server.js";
+import { backends, connectJson, rest, startTestServer, type TestServer } from "../support/test-server.js";
 
 // The judge (any OpenAI-compatible chat API, scripted here) is asked about the pairs the detector could
 // not settle, not only about very similar ones: "Language of the ingestion service: Python." / "Ingestion
@@ -77,14 +77,11 @@ describe.each(backends)("the judge decides the detector's doubts (%s)", (backend
   it("over Connect and gRPC: the same verdicts, with the transport's own names", async () => {
     verdict = true;
     const key = await keyOfOwnContainer();
+    const call = connectJson(server.url, key);
     const connect = async (body: object) => {
-      const res = await fetch(`${server.url}/agent.v1.MemoryService/CreateMemories`, {
-        method: "POST",
-        headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
-        body: JSON.stringify(body),
-      });
+      const res = await call("MemoryService", "CreateMemories", body);
       expect(res.status).toBe(200);
-      return (await res.json()) as { ids: string[]; results: Array<{ shadowed?: unknown[]; outcome: string }> };
+      return res.body as { ids: string[]; results: Array<{ shadowed?: unknown[]; outcome: string }> };
     };
     const first = (await connect({ content: older, type: "MEMORY_TYPE_FACT" })).ids[0];
     const viaConnect = await connect({ content: newer, type: "MEMORY_TYPE_FACT" });

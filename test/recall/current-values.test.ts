@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { backends, rest, startTestServer, type TestServer } from "../support/test-server.js";
+import { backends, connectJson, rest, startTestServer, type TestServer } from "../support/test-server.js";
 
 // Recall answers with what is true now even when no update was recorded (detection off here, as for a
 // container-scoped key that may not shadow, or an import): of two active memories stating one attribute of
@@ -52,13 +52,8 @@ describe.each(backends)("recall answers with the current value (%s)", (backend) 
   });
 
   it("over Connect: the same order", async () => {
-    const res = await fetch(`${server.url}/agent.v1.RecallService/Recall`, {
-      method: "POST",
-      headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
-      body: JSON.stringify({ query: "where does the user live?", limit: 5 }),
-    });
+    const res = await connectJson(server.url, key)("RecallService", "Recall", { query: "where does the user live?", limit: 5 });
     expect(res.status).toBe(200);
-    const body = (await res.json()) as { memories: Array<{ content: string }> };
-    expect(body.memories[0]!.content).toBe("The user moved to Munich in May");
+    expect(res.body.memories[0].content).toBe("The user moved to Munich in May");
   });
 });

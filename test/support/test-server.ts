@@ -81,6 +81,18 @@ export async function startTestServer(backend: Backend, env: Record<string, stri
   };
 }
 
+/** A Connect JSON client bound to one API key: `call("MemoryService", "CreateMemories", body)`. */
+export function connectJson(base: string, key: string) {
+  return async (service: string, method: string, body: unknown) => {
+    const res = await fetch(`${base}/agent.v1.${service}/${method}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+      body: JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as any };
+  };
+}
+
 /** A small JSON REST client bound to one API key. */
 export function rest(base: string, key: string) {
   return async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
