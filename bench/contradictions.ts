@@ -3,6 +3,7 @@
 //     fourth pair held out from tuning (its `split`);
 //   - ../shared/data/agent-memory/updates.json: 40 natural pairs (dev);
 //   - bench/data/updates-dev.jsonl: 100 natural pairs written by someone who never saw the detector (dev);
+//   - bench/data/updates-dev-agents.jsonl: 120 pairs in the styles of six kinds of agent, by a third writer (dev);
 //   - bench/data/updates-heldout.jsonl: 90 natural pairs written by someone who never saw the detector,
 //     never tuned on (held out).
 // Each pair's cosine comes from the built-in model, as the service computes it for its candidates.
@@ -49,6 +50,7 @@ const sets = [
   { name: "contradictions.jsonl", file: new URL("./data/contradictions.jsonl", import.meta.url), split: null },
   { name: "updates.json", file: new URL("../../shared/data/agent-memory/updates.json", import.meta.url), split: "dev" as const },
   { name: "updates-dev.jsonl", file: new URL("./data/updates-dev.jsonl", import.meta.url), split: "dev" as const },
+  { name: "updates-dev-agents.jsonl", file: new URL("./data/updates-dev-agents.jsonl", import.meta.url), split: "dev" as const },
   { name: "updates-heldout.jsonl", file: new URL("./data/updates-heldout.jsonl", import.meta.url), split: "heldout" as const },
 ];
 

@@ -94,10 +94,24 @@ export interface Reading {
 /** What a text says, or nothing for long, empty or asking text (a document, a conversation, a question). */
 export function readText(text: string): Reading {
   // Checked before tagging, so a long memory costs nothing here (40 words are about 300 characters).
-  if (text.length > maxReadChars || text.includes("?")) return { frames: [], gist: null };
+  if (text.length > maxReadChars) return { frames: [], gist: null };
+  // A question and its answer ("When is the demo now? Tuesday at 11.") is a note of the answer: its gist
+  // counts, its frames (a question has none) do not. A bare question states nothing.
+  const asks = text.indexOf("?");
+  if (asks >= 0 && text.slice(asks + 1).trim() === "") return { frames: [], gist: null };
   const words = wordsOf(text);
   if (words.length === 0 || words.length > maxFramesWords) return { frames: [], gist: null };
-  return { frames: framesOf(words), gist: gistOf(words, text) };
+  return { frames: asks >= 0 ? [] : framesOf(leadingTimeDropped(words)), gist: gistOf(words, text) };
+}
+
+/** Leading words that say since when ("Since the Q3 review, …", "As of Monday, …", "Effective immediately, …"). */
+const leadingTimeWords = new Set(["since", "as", "starting", "effective", "from", "beginning", "after", "following"]);
+
+/** The words without a leading time phrase that ends at a comma, within the first eight words. */
+function leadingTimeDropped(words: Word[]): Word[] {
+  if (!leadingTimeWords.has(words[0]?.lower ?? "")) return words;
+  const comma = words.findIndex((w, i) => i < 8 && w.punctuation);
+  return comma > 0 && comma < words.length - 2 ? words.slice(comma + 1) : words;
 }
 
 function framesOf(words: Word[]): Frame[] {
@@ -353,6 +367,11 @@ function clauseFrame(raw: Word[], previous: Frame | null): Frame | null {
   }
   // "is on Central European Time": a time zone.
   if (!verb && !attr && valueWords.length > 0 && valueWords[valueWords.length - 1]!.lemma === "time" && valueWords.some((w) => w.pos === "PROPN")) attr = attribute("timezone");
+  // "follows a vegetarian diet": a value that names its attribute.
+  if (!attr) {
+    const byValue = valueWords.map((w) => valueAttributes.get(w.lower)).find((a) => a !== undefined);
+    if (byValue) attr = attribute(byValue);
+  }
   // "switched to VS Code as their main editor", "joined Tessellate as a staff engineer".
   if (qualifier.length > 0) {
     const named = nounAttribute(qualifier);

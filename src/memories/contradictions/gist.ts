@@ -102,7 +102,8 @@ export function gistOf(words: readonly Word[], text: string): Gist {
   const relations = new Set<string>();
   const qualifiers = new Set<string>();
   const renewed = new Set<string>();
-  let change: string | null = changePhrases.find((p) => lowerText.includes(` ${p} `)) ?? null;
+  // "Plan: Business → Enterprise", "Default branch: main (was master)": a terse note of a change.
+  let change: string | null = changePhrases.find((p) => lowerText.includes(` ${p} `)) ?? (/→|->|\(was /.test(text) ? "→" : null);
   let changeKey: string | null = change;
   let changeAt = -1;
   const firstVerb = words.findIndex((w, i) => i > 0 && (w.pos === "VERB" || w.pos === "AUX"));
@@ -110,7 +111,8 @@ export function gistOf(words: readonly Word[], text: string): Gist {
   let mainAt = firstVerb;
   while (mainAt >= 0 && mainAt + 1 < words.length && ["AUX", "ADV", "PART"].includes(words[mainAt]!.pos) && words[mainAt + 1]!.pos !== "ADP") mainAt++;
   let tentative = false;
-  let past = lowerText.includes(" used to ");
+  // "used to", "had been on TypeScript 5.2", "Before January's upgrade, …".
+  let past = lowerText.includes(" used to ") || lowerText.includes(" had been ") || words[0]?.lower === "before";
   words.forEach((w, i) => {
     const next = words[i + 1];
     const identifier = /\d/.test(w.text) && /\p{L}/u.test(w.text);

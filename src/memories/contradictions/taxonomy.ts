@@ -149,7 +149,7 @@ export const valueStops = new Set(["because", "so", "which", "who", "where", "wh
 
 /** Markers of a statement that adds to what is known. */
 export const additionWords = new Set(["also", "too", "additionally", "besides", "another", "extra", "second", "other"]);
-export const additionPhrases = ["as well", "in addition"];
+export const additionPhrases = ["as well", "in addition", "on top of that", "on top of"];
 
 /** Markers of a statement that replaces what was. */
 export const changeWords = new Set(["now", "nowadays", "anymore", "instead", "again", "currently"]);
