@@ -138,7 +138,14 @@ function clausesOf(words: Word[]): Word[][] {
     if (startsClause) clauses.push([]);
     if (!(startsClause && (w.pos === "CCONJ" || w.pos === "SCONJ"))) clauses[clauses.length - 1]!.push(w);
   });
-  return clauses.filter((c) => c.length > 0);
+  // A clause without a verb ("On top of that, …", "Since the review, …") belongs to the next one.
+  const merged: Word[][] = [];
+  for (const clause of clauses.filter((c) => c.length > 0)) {
+    const last = merged[merged.length - 1];
+    if (last && !last.some((w) => w.pos === "VERB" || w.pos === "AUX")) last.push(...clause);
+    else merged.push(clause);
+  }
+  return merged;
 }
 
 /** Whether words begin a clause of their own: a subject and a verb, or a verb (its subject the previous clause's). */
