@@ -119,7 +119,7 @@ describe.each(backends)("create receipts and dry runs (%s)", (backend) => {
       const res = await create(call, { content: "Ingestion service has been fully rewritten in Go.", type: "fact" });
       expect(res.contradictions).toEqual([]);
       expect(res.results[0].keptBeside).toEqual([
-        { memoryId: older, snippet: "Language of the ingestion service: Python.", reason: "maybe an update, not decided: ingestion, service: rewritten (go)" },
+        { memoryId: older, snippet: "Language of the ingestion service: Python.", reason: 'maybe an update, not decided: ingestion, service changed ("rewritten"): now go' },
       ]);
     });
 

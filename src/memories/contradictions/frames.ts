@@ -526,7 +526,8 @@ function nounAttribute(words: Word[]): Attribute | null {
 }
 
 /** Words as written, a leading determiner in lower case ("the user", not "The user", inside a reason). */
-const asWritten = (words: Word[]): string => words.map((w, i) => (i === 0 && determiners.has(w.lower) ? w.lower : w.text)).join(" ");
+const asWritten = (words: Word[]): string =>
+  words.map((w, i) => (i === 0 && determiners.has(w.lower) ? w.lower : w.text)).join(" ").replace(/ (['’]s?)(?= |$)/g, "$1");
 
 const tokenKey = (w: Word): string => {
   const t = w.pos === "PROPN" || w.pos === "NUM" || /\d/.test(w.text) ? w.lower : w.lemma;

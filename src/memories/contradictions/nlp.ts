@@ -55,16 +55,18 @@ export function wordsOf(text: string): Word[] {
     }
     if (pending !== null && last) last.punctuation = true;
     pending = null;
-    if (pos === "PUNCT") {
+    // "Stark Logistics' account manager": the apostrophe of a plural's possessive is a word.
+    const possessive = pos === "PUNCT" && glued && (written === "'" || written === "’") && last !== undefined && /s$/i.test(last.text);
+    if (pos === "PUNCT" && !possessive) {
       if (last) last.punctuation = true;
       return;
     }
     words.push({
       text: written,
-      lower: written.toLowerCase(),
+      lower: possessive ? "'s" : written.toLowerCase(),
       // wink declares its.lemma with the model's add-ons as a parameter; out() passes them itself.
       lemma: token.out(its.lemma as unknown as typeof its.value).toLowerCase(),
-      pos,
+      pos: possessive ? "PART" : pos,
       entity: (token.parentEntity()?.out(its.type) as string | undefined) ?? "",
       punctuation: false,
     });

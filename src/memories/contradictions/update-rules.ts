@@ -45,8 +45,9 @@ export function assessFrames(older: Frame, newer: Frame, similarity: number, con
     }
     return null;
   }
-  const label = (older.attribute ?? newer.attribute)?.label ?? (older.predicate === "be" ? "value" : older.predicate.replace(/^\w+:/, ""));
-  const subject = `${label} of ${older.entityText}`;
+  const known = (older.attribute ?? newer.attribute)?.label;
+  // "residence of the user"; outside the taxonomy the entity and its predicate: "Maya's school day, end at".
+  const subject = known ? `${known} of ${older.entityText}` : older.predicate === "be" ? `value of ${older.entityText}` : `${older.entityText}, ${older.predicate.replace(/^\w+:/, "")}`;
   if (newer.tentative) return { kind: "kept", reason: `a plan, not a change (${subject})` };
   if (older.tentative) return null;
   if (older.past || newer.past) return { kind: "kept", reason: `a past state, not a change (${subject})` };
@@ -175,7 +176,7 @@ export function assessGist(older: Gist, newer: Gist, similarity: number): FrameA
   if (!sameSet(older.relations, newer.relations)) return { kind: "kept", reason: `another person: ${[...newer.relations].join(", ") || "the user"}, not ${[...older.relations].join(", ") || "the user"}` };
   if (qualifiersClash(older.qualifiers, newer.qualifiers)) return { kind: "kept", reason: `another attribute: ${[...newer.qualifiers].join(", ")}, not ${[...older.qualifiers].join(", ")}` };
   const added = [...newer.topic].filter((t) => !older.topic.has(t));
-  const reason = `${shared.slice(0, 3).join(", ")}: ${change}${added.length > 0 ? ` (${added.slice(0, 3).join(", ")})` : ""}`;
+  const reason = `${shared.slice(0, 3).join(", ")} changed ("${change}")${added.length > 0 ? `: now ${added.slice(0, 3).join(", ")}` : ""}`;
   // Only names in common and subjects with other heads ("Harbor on-call alerts" / "the Harbor team
   // standup"): two things of one project.
   const onlyNamesShared = shared.every((t) => older.names.has(t) && newer.names.has(t));
