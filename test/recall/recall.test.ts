@@ -29,7 +29,8 @@ async function keywordOnlyHitKeepsItsCosine(server: TestServer) {
   const ticket = "Accounting filed ticket ZX-4711 about the quarterly invoices";
   const looks = ["dark", "light", "muted", "pastel", "solarized", "warm", "cool", "minimal", "bright"];
   const tools = ["code", "terminal", "notebook", "browser", "markdown"];
-  const notes = looks.flatMap((look) => tools.map((tool) => ({ content: `The user prefers ${look} themes in the ${tool} editor`, type: "preference" })));
+  // Notes that do not replace one another: update detection would shadow "prefers light themes" with "prefers dark themes".
+  const notes = looks.flatMap((look) => tools.map((tool) => ({ content: `The user tried ${look} themes in the ${tool} editor`, type: "preference" })));
   const created = await agent("POST", "/api/v1/agent/memories", { memories: [...notes, { content: ticket, type: "fact" }] });
   expect(created.status).toBe(200);
   await server.app.indexer.drain();

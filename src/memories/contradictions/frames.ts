@@ -115,6 +115,7 @@ function leadingTimeDropped(words: Word[]): Word[] {
 }
 
 function framesOf(words: Word[]): Frame[] {
+  recoverVerbs(words);
   const frames: Frame[] = [];
   let previous: Frame | null = null;
   for (const clause of clausesOf(words)) {
@@ -159,7 +160,7 @@ function startsPredicate(words: Word[]): boolean {
   for (let k = i; k < Math.min(words.length, i + 5); k++) {
     const w = words[k]!;
     if (w.pos === "VERB" || w.pos === "AUX") return k > i;
-    if (!["DET", "NOUN", "PROPN", "PRON", "ADJ", "PART", "NUM"].includes(w.pos)) return false;
+    if (!["DET", "NOUN", "PROPN", "PRON", "ADJ", "PART", "NUM", "ADV"].includes(w.pos)) return false;
   }
   return false;
 }
@@ -388,6 +389,8 @@ function clauseFrame(raw: Word[], previous: Frame | null): Frame | null {
     }
   }
   if (valueWords.length === 0 && !removes) return null;
+  // A finite verb inside the value means the clause was misread ("the ledger deploy to the canary failed …").
+  if (!unknownValue && valueWords.some((w) => w.pos === "VERB" && isPast(w))) return null;
   return {
     entity,
     entityText,
@@ -425,20 +428,28 @@ function predicateIndex(words: Word[], continuing: boolean): number {
     // An imperative ("Use metric units") has no subject; a plural noun read as a verb has one.
     return words[0].lower.endsWith("s") && first > 0 ? first : -1;
   }
-  if (first > 0) return first;
-  // A verb read as a noun ("Alex reports to Priya"): a known predicate before a preposition.
-  for (let i = start + 1; i < words.length - 1; i++) {
+  return first > 0 ? first : -1;
+}
+
+/**
+ * A known verb the tagger read as a noun ("Alex reports to Priya", "The user lives in Berlin and …"): a
+ * word in -s after the subject's noun or name, before its object, whose stem the taxonomy knows as a verb.
+ * Only before the sentence has a verb of its own.
+ */
+function recoverVerbs(words: Word[]): void {
+  for (let i = 1; i < words.length - 1; i++) {
     const w = words[i]!;
-    const lemma = w.lower.endsWith("s") ? w.lower.slice(0, -1) : w.lower;
+    if (w.pos === "VERB" || w.pos === "AUX") return;
+    const stem = w.lower.slice(0, -1);
     const after = words[i + 1]!;
+    const subjectBefore = ["NOUN", "PROPN", "X"].includes(words[i - 1]!.pos);
     const objectFollows = ["ADP", "DET", "PRON", "PROPN", "NUM", "ADJ", "NOUN"].includes(after.pos);
-    if (w.pos === "NOUN" && w.lower.endsWith("s") && objectFollows && (verbAttributes.has(`${lemma} ${after.lower}`) || knownVerbs.has(lemma))) {
-      w.lemma = lemma;
+    if (w.pos === "NOUN" && w.lower.endsWith("s") && subjectBefore && objectFollows && (verbAttributes.has(`${stem} ${after.lower}`) || knownVerbs.has(stem))) {
+      w.lemma = stem;
       w.pos = "VERB";
-      return i;
+      return;
     }
   }
-  return -1;
 }
 
 /** The value after the predicate, and what qualifies it: "from X to Y", "X with Y", "as <noun>", "for <scope>". */

@@ -24,6 +24,8 @@ export interface Gist {
    * told in conversation ("I won't quit!") is no statement of what holds.
    */
   conversational: boolean;
+  /** When it says the change happened, as year × 12 + month ("in November 2019"), or null. */
+  dated: number | null;
   /** Nouns it calls new ("has a new mobile number"): a change of them. */
   renewed: Set<string>;
   /** Identifiers with digits ("v2", "PLAT-2231"): two different ones name two things. */
@@ -165,7 +167,7 @@ export function gistOf(words: readonly Word[], text: string): Gist {
   } else for (const t of topic) changed.add(t);
   const subjectNouns = words.slice(speakerWords, Math.max(speakerWords, firstVerb)).filter((w) => w.pos === "NOUN" || w.pos === "PROPN");
   const head = subjectNouns.length > 0 ? subjectNouns[subjectNouns.length - 1]!.lemma : null;
-  return { topic, subject, names, head, conversational, renewed, changed, changeKey, identifiers, change, addition, tentative, past, relations, qualifiers };
+  return { topic, subject, names, head, dated: datedOf(words), conversational, renewed, changed, changeKey, identifiers, change, addition, tentative, past, relations, qualifiers };
 }
 
 /** Whether a subject (a noun, a name or a pronoun) comes before word i: "Harbor was migrated", not "Migrate Harbor". */
@@ -179,6 +181,18 @@ export function isAddition(w: Word, next: Word | undefined): boolean {
   if (w.lower === "too") return !["ADJ", "ADV"].includes(next?.pos ?? "");
   if (["another", "second", "other", "extra"].includes(w.lower)) return ["NOUN", "PROPN", "ADJ"].includes(next?.pos ?? "");
   return true;
+}
+
+const monthNumbers = new Map(
+  ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"].map((m, i) => [m, i]),
+);
+
+/** The first year the text names, with the month before it when there is one: "in November 2019" → 2019 × 12 + 10. */
+function datedOf(words: readonly Word[]): number | null {
+  const at = words.findIndex((w) => /^(19|20)\d\d$/.test(w.lower));
+  if (at < 0) return null;
+  const month = monthNumbers.get(words[at - 1]?.lower ?? "") ?? monthNumbers.get(words[at - 2]?.lower ?? "") ?? 0;
+  return Number(words[at]!.lower) * 12 + month;
 }
 
 /** Two qualifier sets that pick different attributes of one group. */

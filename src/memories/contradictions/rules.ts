@@ -291,6 +291,11 @@ export function assessPair(older: Statement, newer: Statement, similarity = 0): 
   if (older.gist && newer.gist && qualifiersClash(older.gist.qualifiers, newer.gist.qualifiers)) {
     return { kind: "kept", reason: `another attribute: ${[...newer.gist.qualifiers].join(", ")}, not ${[...older.gist.qualifiers].join(", ")}` };
   }
+  // A change dated before the older statement's ("moved … in November 2019" after "moved … in December
+  // 2021") is not what holds now.
+  const olderDate = older.gist?.dated ?? null;
+  const newerDate = newer.gist?.dated ?? null;
+  if (olderDate !== null && newerDate !== null && newerDate < olderDate) return { kind: "kept", reason: "an earlier change than the older memory's, by the dates they give" };
   const conversation = (older.gist?.conversational ?? false) || (newer.gist?.conversational ?? false);
   let framed = assessStatements(older.frames, newer.frames, similarity, conversation);
   // A frame's near miss stands; otherwise the topic may still show a change no frame names.

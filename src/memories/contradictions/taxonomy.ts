@@ -74,7 +74,7 @@ export const verbAttributes = new Map<string, AttributeId>([
   ["like", "likes"], ["love", "likes"], ["enjoy", "likes"], ["adore", "likes"],
   ["prefer", "preference"],
   ["drink", "drink"],
-  ["run in", "region"], ["deploy to", "region"], ["deploy in", "region"], ["host in", "region"],
+  ["run in", "region"], ["host in", "region"],
   ["host on", "hosting"], ["host at", "hosting"], ["host by", "hosting"],
   ["cost", "price"], ["charge", "price"],
   ["own", "owns"], ["have", "owns"], ["drive", "car"],

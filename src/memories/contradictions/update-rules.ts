@@ -115,8 +115,10 @@ export function assessFrames(older: Frame, newer: Frame, similarity: number, con
   if (sameAttribute && attr!.single && (!attr!.broad || oneKind || similar)) return update("attribute", change);
   // The setter's attribute is the older statement's; a predicate outside the taxonomy needs a change marker.
   if (!conversation && (setterMeets || (samePredicate && newer.change)) && (oneKind || similar)) return update("attribute", change);
-  // One predicate of one entity, another time or number of the same unit ("ends at 3:15 pm" / "… at 3:30 pm").
-  if (!conversation && samePredicate && oneKind && (older.valueKind === "time" || older.valueKind === "number")) return update("attribute", change);
+  // One predicate of one entity named in two words or more, another time or number of the same unit
+  // ("Maya's school day ends at 3:15 pm" / "… at 3:30 pm").
+  const named = older.entity.split(" ").length >= 2;
+  if (!conversation && samePredicate && oneKind && named && (older.valueKind === "time" || older.valueKind === "number")) return update("attribute", change);
   return { kind: "doubtful", reason: change };
 }
 
