@@ -1,4 +1,4 @@
-import { gistOf, isAddition, type Gist } from "./gist.js";
+import { gistOf, isAddition, isTentative, type Gist } from "./gist.js";
 import { wordsOf, type Word } from "./nlp.js";
 import {
   additionPhrases,
@@ -14,7 +14,6 @@ import {
   removalVerbs,
   setterVerbs,
   valueClasses,
-  tentativeWords,
   valueAttributes,
   valueStops,
   verbAttributes,
@@ -73,7 +72,6 @@ const possessive = (w: Word) => w.lower === "'s" || w.lower === "’s" || w.lowe
 const determiners = new Set(["the", "a", "an", "this", "that", "these", "those", "our", "my", "his", "her", "their", "your", "its", "some", "any"]);
 const negationWords = new Set(["not", "n't", "never", "no", "nobody", "none", "nothing", "neither", "nor", "without"]);
 const fillers = new Set(["now", "still", "just", "currently", "also", "too", "again", "anymore", "nowadays", "instead", "already", "actually", "really", "there", "then", "finally", "officially", "recently"]);
-const tentativeLemmas = new Set(["plan", "consider", "evaluate", "think", "hope", "propose", "intend", "aim", "explore", "look", "try", "trial", "test"]);
 const particles = new Set(["to", "in", "at", "for", "from", "over", "with", "on", "as", "by", "off", "into", "onto", "under", "back", "up", "out"]);
 /** Texts longer than this are documents or conversation, not statements: no frames. */
 const maxFramesWords = 40;
@@ -183,9 +181,7 @@ function markersOf(words: Word[]): Markers {
     if (!change && changeWords.has(w.lower)) change = w.text;
     if (!change && (w.pos === "VERB" || w.pos === "AUX") && (setterVerbs.has(w.lemma) || removalVerbs.has(w.lemma) || (w.lemma === "take" && words[i + 1]?.lower === "over"))) change = w.text;
     if (!addition && isAddition(w, words[i + 1])) addition = w.text;
-    // "is considering" is a plan; "is no longer considered allergic" is not.
-    const participle = w.lower.endsWith("ed");
-    if ((w.pos === "AUX" && tentativeWords.has(w.lower)) || (w.pos === "VERB" && tentativeLemmas.has(w.lemma) && !participle)) tentative = true;
+    if (isTentative(w)) tentative = true;
   });
   if (lowerText.includes(" no longer ")) negative = !negative;
   return { change, addition, tentative, negative };

@@ -1,5 +1,5 @@
 import type { Word } from "./nlp.js";
-import { additionPhrases, additionWords, tentativeWords } from "./taxonomy.js";
+import { additionPhrases, additionWords, changePhrases, changeVerbs, changeWords, tentativeLemmas, tentativeWords } from "./taxonomy.js";
 
 // What a statement is about and whether it announces a change, for updates whose attribute no frame
 // names: "Billing service CI migrated from Jenkins to GitHub Actions" after "Builds for the billing
@@ -44,22 +44,11 @@ export interface Gist {
   qualifiers: Set<string>;
 }
 
-/** Verbs (lemmas) that announce a change of what holds. */
-const changeVerbs = new Set([
-  "switch", "move", "migrate", "upgrade", "downgrade", "raise", "increase", "lower", "decrease", "reduce", "cut", "rename",
-  "replace", "swap", "drop", "quit", "leave", "take", "transfer", "change", "convert", "rewrite", "retire", "deprecate",
-  "suspend", "close", "reopen", "resolve", "cancel", "disable", "enable", "pass", "hand", "slip", "postpone", "delay",
-  "reschedule", "extend", "become", "stop", "sell", "promote", "demote", "relocate", "shift", "bump", "archive", "sunset",
-  "terminate", "revoke", "shorten", "lengthen", "halve", "double", "abandon", "ditch", "phase", "turn", "give",
-]);
 /** Particles that make a verb a change: "went up", "took over", "gave up", "handed over", "turned off". */
 const changeParticles = new Map([["go", ["up", "down", "back"]], ["take", ["over"]], ["give", ["up"]], ["hand", ["over"]], ["turn", ["off", "on"]], ["phase", ["out"]], ["pass", ["to"]]]);
 const particleVerbs = new Set(changeParticles.keys());
-const changeWords = new Set(["now", "nowadays", "anymore"]);
 /** Particles after which a change verb is no change: "stopped by the coffee shop". */
 const notChangeParticles = new Map([["stop", ["by", "at", "in", "for"]], ["drop", ["by", "in", "off"]], ["turn", ["to", "into", "up"]]]);
-const changePhrases = ["no longer", "these days", "from now on", "as of", "any more", "going forward", "not anymore"];
-const tentativeLemmas = new Set(["plan", "consider", "evaluate", "think", "hope", "propose", "intend", "explore", "discuss", "debate", "try", "trial"]);
 const pastWords = new Set(["previously", "formerly", "once", "originally", "until"]);
 
 const genericTopics = new Set([
@@ -147,9 +136,7 @@ export function gistOf(words: readonly Word[], text: string): Gist {
       }
     }
     if (!change && changeWords.has(w.lower)) change = changeKey = w.text.toLowerCase();
-    // "is considering" is a plan; "is no longer considered allergic" is not.
-    const participle = w.lower.endsWith("ed");
-    if ((w.pos === "AUX" && tentativeWords.has(w.lower)) || (w.pos === "VERB" && tentativeLemmas.has(w.lemma) && !participle) || w.lower === "if" || w.lower === "maybe") tentative = true;
+    if (isTentative(w)) tentative = true;
     // "has a new mobile number": a new value of what follows.
     if (w.lower === "new" && (next?.pos === "NOUN" || next?.pos === "ADJ")) {
       for (const after of words.slice(i + 1, i + 4)) if (after.pos === "NOUN") renewed.add(after.lemma);
@@ -168,6 +155,11 @@ export function gistOf(words: readonly Word[], text: string): Gist {
   const subjectNouns = words.slice(speakerWords, Math.max(speakerWords, firstVerb)).filter((w) => w.pos === "NOUN" || w.pos === "PROPN");
   const head = subjectNouns.length > 0 ? subjectNouns[subjectNouns.length - 1]!.lemma : null;
   return { topic, subject, names, head, dated: datedOf(words), conversational, renewed, changed, changeKey, identifiers, change, addition, tentative, past, relations, qualifiers };
+}
+
+/** A word of a plan: "may", "will", "is considering"; not "is no longer considered allergic". */
+export function isTentative(w: Word): boolean {
+  return (w.pos === "AUX" && tentativeWords.has(w.lower)) || (w.pos === "VERB" && tentativeLemmas.has(w.lemma) && !w.lower.endsWith("ed"));
 }
 
 /** Whether a subject (a noun, a name or a pronoun) comes before word i: "Harbor was migrated", not "Migrate Harbor". */

@@ -152,10 +152,12 @@ export const additionWords = new Set(["also", "too", "additionally", "besides", 
 export const additionPhrases = ["as well", "in addition", "on top of that", "on top of"];
 
 /** Markers of a statement that replaces what was. */
-export const changeWords = new Set(["now", "nowadays", "anymore", "instead", "again", "currently"]);
-export const changePhrases = ["these days", "from now on", "no longer", "as of", "going forward", "any more"];
+export const changeWords = new Set(["now", "nowadays", "anymore"]);
+export const changePhrases = ["these days", "from now on", "no longer", "as of", "going forward", "any more", "not anymore"];
 
 /** Markers of a plan or a possibility, not a change. */
+/** Verbs (lemmas) of a plan, not a change: "is considering", "plans to", "is trialing". */
+export const tentativeLemmas = new Set(["plan", "consider", "evaluate", "think", "hope", "propose", "intend", "aim", "explore", "discuss", "debate", "try", "trial", "test"]);
 export const tentativeWords = new Set(["may", "might", "could", "would", "will", "shall", "'ll", "’ll", "wo", "gonna", "plan", "consider", "evaluate", "think", "hope", "propose", "maybe", "perhaps", "if"]);
 
 /** Words of a time phrase that says when something changed ("last month", "since Monday"), not a value. */
@@ -198,4 +200,12 @@ export const valueClasses = new Map<string, AttributeId>([
   ),
   ...["jenkins", "github actions", "circleci", "travis", "buildkite", "gitlab ci", "teamcity", "drone", "bamboo"].map((v) => [v, "ci"] as const),
   ...["aws", "gcp", "azure", "google cloud", "heroku", "vercel", "netlify", "fly.io", "digitalocean", "hetzner", "cloudflare"].map((v) => [v, "hosting"] as const),
+]);
+
+/** Verbs (lemmas) that announce a change of what holds, when they are a statement's main verb. */
+export const changeVerbs = new Set([
+  ...setterVerbs,
+  ...removalVerbs,
+  "take", "pass", "hand", "slip", "delay", "sell", "promote", "demote", "shorten", "lengthen", "halve", "double", "phase", "give",
+  "close", "reopen", "resolve", "suspend", "deprecate", "archive", "sunset", "terminate", "revoke", "rewrite", "relocate",
 ]);
