@@ -54,7 +54,9 @@ export function assessFrames(older: Frame, newer: Frame, similarity: number, con
   if (older.negative !== newer.negative) {
     // "is allergic to penicillin" → "is no longer considered allergic to penicillin": one value of one
     // predicate (or attribute), its polarity flipped.
-    const samePredicate = older.predicate === newer.predicate || (older.attribute !== null && older.attribute.id === newer.attribute?.id) || older.predicate === "be";
+    // In conversation, only an attribute the taxonomy names ("No problem! Let me know …" is no negation).
+    const sameAttributeNamed = older.attribute !== null && older.attribute.id === newer.attribute?.id;
+    const samePredicate = sameAttributeNamed || (!conversation && (older.predicate === newer.predicate || older.predicate === "be"));
     const same =
       samePredicate && older.value.length > 0 && newer.value.length > 0 && (contains(newer.value, older.value) || contains(older.value, newer.value));
     return same ? update("negation", `${subject}: ${newer.negative ? "no longer" : "now"} ${quote(older.valueText)}`) : null;
