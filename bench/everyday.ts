@@ -38,6 +38,7 @@ import { loadConfig } from "../src/config.js";
 import { postOrFail as post } from "./lib/http-json.js";
 import { settleIndex } from "./lib/settle-index.js";
 import { alignedTable } from "./lib/table.js";
+import { stopAfter } from "./lib/run.js";
 
 const allModes = ["hybrid", "semantic", "keyword"] as const;
 type Mode = (typeof allModes)[number];
@@ -284,10 +285,7 @@ function report(results: DataSetResult[], options: Options): string {
 
 async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2));
-  setTimeout(() => {
-    console.error(`bench exceeded --timeout ${options.timeoutS} s; stopping`);
-    process.exit(1);
-  }, options.timeoutS * 1000).unref();
+  stopAfter(options.timeoutS);
   const startedAt = new Date().toISOString();
   const loadBefore = loadavg()[0]!;
   const results: DataSetResult[] = [];

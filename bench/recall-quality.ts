@@ -38,6 +38,7 @@ import {
 import { Recorder } from "./lib/stats.js";
 import { settleIndex } from "./lib/settle-index.js";
 import { alignedTable } from "./lib/table.js";
+import { stopAfter } from "./lib/run.js";
 
 const modes = ["semantic", "keyword", "hybrid"] as const;
 type Mode = (typeof modes)[number];
@@ -237,10 +238,7 @@ function report(results: VariantResult[]): string {
 
 async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2));
-  setTimeout(() => {
-    console.error(`bench exceeded --timeout ${options.timeoutS} s; stopping`);
-    process.exit(1);
-  }, options.timeoutS * 1000).unref();
+  stopAfter(options.timeoutS);
   const startedAt = new Date().toISOString();
   const loadBefore = loadavg()[0]!;
   const conversations = await loadLocomo(options.data);
