@@ -1,7 +1,7 @@
 import { ByteLru, entryOverheadBytes, stringBytes } from "../../embeddings/lru.js";
 import { readText } from "./frames.js";
 import { wordsOf } from "./nlp.js";
-import { attribute, nounAttributes, valueAttributes, verbAttributes, type AttributeId } from "./taxonomy.js";
+import { nounAttributes, valueAttributes, verbAttributes, type AttributeId } from "./taxonomy.js";
 
 // What a memory states, as (entity, attribute) pairs from its frames, and which attributes a question
 // asks about, from the same taxonomy: recall uses both to put the current value of what was asked first.
@@ -66,7 +66,7 @@ export function queryAttributes(query: string): QueryAttributes {
       if (id) attributes.add(id);
     }
   }
-  // Every attribute's own label: "what time zone", "which region".
+  // Its words as written and as lemmas, to find an entity's words in ("the Harbor standup").
   const all = new Set([...words.map((w) => w.lower), ...lemmas]);
   const namesEntity = words.some((w) => w.pos === "PROPN" && !personWords.has(w.lower));
   return { attributes, words: all, namesEntity };
@@ -82,6 +82,3 @@ export function asksAbout(query: QueryAttributes, fact: Fact): boolean {
   if (named === tokens.length || (tokens.length >= 3 && named * 3 >= tokens.length * 2)) return true;
   return !query.namesEntity && personWords.has(fact.entity);
 }
-
-/** An attribute's label, for receipts. */
-export const attributeLabel = (id: AttributeId): string => attribute(id).label;
