@@ -1,7 +1,11 @@
+import { ConnectError } from "@connectrpc/connect";
 import fastifyStatic from "@fastify/static";
-import type { FastifyInstance, FastifyReply } from "fastify";
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { existsSync } from "node:fs";
 import path from "node:path";
+import { apiError, describeError, invalidRequest } from "../errors/api-error.js";
+import { logFieldsOf } from "../observability/request-log.js";
+import { sendError } from "../transport/error-handler.js";
 
 export const consolePrefix = "/console";
 
@@ -34,6 +38,52 @@ const sendPage = (reply: FastifyReply, status: number, title: string, body: stri
   reply.code(status).type("text/html; charset=utf-8").header("cache-control", "no-store").send(page(title, body));
 
 /**
+ * Why a console URL can name no file of the build, or null when it may. A NUL, a backslash or a ".."
+ * segment (raw or percent-encoded) never names one; @fastify/send would refuse them with an error of
+ * its own (400 or 403) that is no API error, which the server rendered as a 500 with a logged stack.
+ */
+export function badConsolePath(url: string): string | null {
+  const raw = url.split("?", 1)[0]!;
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(raw);
+  } catch {
+    return "holds an invalid percent-encoding";
+  }
+  if (decoded.includes("\0")) return "must not hold a NUL character";
+  if (decoded.includes("\\")) return "must not hold a backslash";
+  if (/(?:^|\/)\.\.(?:\/|$)/.test(decoded)) return "must not hold a '..' segment";
+  return null;
+}
+
+/**
+ * What @fastify/send's own refusals of a console URL mean in the error model (they carry an HTTP status,
+ * no API code): a client error, logged at debug level. Anything else (a file the server cannot read) is
+ * left to the server's error handler.
+ */
+function sendRefusal(err: FastifyError): ReturnType<typeof apiError> | null {
+  // http-errors, which @fastify/send makes, say whether their message may be shown; Fastify's and ours do not.
+  if (!("expose" in err) || err instanceof ConnectError) return null;
+  switch (err.statusCode) {
+    case 400:
+      return invalidRequest("path", "format", "names no file of the console");
+    case 403:
+      return apiError("not_found", "no such console file", {});
+    case 412:
+      return invalidRequest("if-match", "precondition", "does not match the file");
+    case 416:
+      return invalidRequest("range", "satisfiable", "is outside the file");
+  }
+  return null;
+}
+
+const refuse = (req: FastifyRequest, reply: FastifyReply, error: ReturnType<typeof apiError>) => {
+  const body = describeError(error);
+  logFieldsOf(req).errorCode = body.code;
+  return sendError(reply, body);
+};
+
+/**
  * Serves the built console under /console (index.html at /console/). Without a build the server still
  * starts, and every console URL answers 503 saying how to build it, until a build appears.
  */
@@ -42,7 +92,12 @@ export async function consolePlugin(app: FastifyInstance, opts: { dir: string })
   let built = existsSync(index);
   if (!built) app.log.warn({ dir: opts.dir }, "the web console is not built: /console answers 503 until `npm run build` has run");
 
-  app.addHook("onRequest", async (_req, reply) => {
+  app.addHook("onRequest", async (req, reply) => {
+    const bad = badConsolePath(req.url);
+    if (bad !== null) {
+      req.log.debug({ url: req.url }, "console path refused");
+      return refuse(req, reply, invalidRequest("path", "format", bad));
+    }
     built ||= existsSync(index);
     if (!built) {
       return sendPage(reply, 503, "The console is not built", "Run <code>npm run build</code> in the agentmem directory, then reload this page.");
@@ -53,6 +108,13 @@ export async function consolePlugin(app: FastifyInstance, opts: { dir: string })
     return payload;
   });
 
+  const serverErrors = app.errorHandler;
+  app.setErrorHandler((err: FastifyError, req, reply) => {
+    const refusal = sendRefusal(err);
+    if (refusal === null) return serverErrors.call(app, err, req, reply);
+    req.log.debug({ url: req.url, status: err.statusCode }, "console file refused");
+    return refuse(req, reply, refusal);
+  });
   await app.register(fastifyStatic, {
     root: opts.dir,
     prefix: "/",

@@ -36,7 +36,8 @@ export function restErrorHandling(app: FastifyInstance): void {
 // The methods a path can be asked whether it has (Fastify adds HEAD to every GET route).
 const routeMethods = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"] as const;
 
-function sendError(reply: FastifyReply, error: ErrorBody) {
+/** Sends an error model body with its code's HTTP status. */
+export function sendError(reply: FastifyReply, error: ErrorBody) {
   return reply.code(httpStatusOf(error.code)).type("application/json; charset=utf-8").send({ error });
 }
 

@@ -82,9 +82,15 @@ describe("console serving", () => {
       expect(missing.headers["content-type"]).toBe("text/html; charset=utf-8");
       expectSecurityHeaders(missing);
     }
-    // Nothing outside the build directory.
+    // Nothing outside the build directory. inject resolves "%2e%2e/" (outside /console: the server's 404);
+    // console-bad-paths.test.ts sends raw paths to the real server.
     expect((await get("/console/%2e%2e/%2e%2e/package.json")).statusCode).toBe(404);
-    expect((await get("/console/..%2f..%2fpackage.json")).statusCode).toBe(404);
+    for (const url of ["/console/..%2f..%2fpackage.json", "/console/a%00b"]) {
+      const refused = await get(url);
+      expect(refused.statusCode, url).toBe(400);
+      expect(refused.json()).toMatchObject({ error: { code: "invalid_request", details: { field: "path", rule: "format" } } });
+      expectSecurityHeaders(refused);
+    }
   });
 
   it("checks the JavaScript size of a build against the 250 KB gzipped budget, printing it", () => {
