@@ -23,7 +23,12 @@ const envSchema = z.object({
     .min(1024 * 1024)
     .max(1024 * 1024 * 1024)
     .default(32 * 1024 * 1024),
-  AGENTMEM_ADMIN_KEY: z.string().min(16, "must be at least 16 characters").optional(),
+  AGENTMEM_ADMIN_KEY: z
+    .string()
+    .min(16, "must be at least 16 characters")
+    // Sent as `Authorization: Bearer <key>`, which accepts RFC 6750's b64token characters only.
+    .regex(/^[A-Za-z0-9\-._~+/]+=*$/, "must use only letters, digits and - . _ ~ + / (then = signs)")
+    .optional(),
   LOG_LEVEL: z.enum(logLevels).default("info"),
   /** json: one JSON object a line (for log collectors); pretty: coloured, human-readable lines. */
   LOG_FORMAT: z.enum(["json", "pretty"]).default("json"),

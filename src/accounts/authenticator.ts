@@ -35,6 +35,19 @@ const refusedBytes = (hash: string) => entryOverheadBytes + stringBytes(hash) + 
 /** The share of AUTH_CACHE_BYTES that remembers refused secrets, apart from the verified keys. */
 const refusedShare = 1 / 4;
 
+/**
+ * RFC 6750's header form and nothing else: the scheme (any case), exactly one space, then the key in
+ * b64token characters (keys are `amk_` + base64url; the admin key is checked to be of them at start).
+ * A tab, two spaces, a non-breaking space, a second credential or anything after the key is refused.
+ * Surrounding spaces are not part of a header's value (HTTP strips them), so they do not count.
+ */
+export const bearerPattern = /^Bearer ([A-Za-z0-9\-._~+/]+=*)$/i;
+
+/** The key of an Authorization header value, or null unless it is exactly `Bearer <key>`. */
+export function bearerKey(header: string | null): string | null {
+  return header === null ? null : (bearerPattern.exec(header)?.[1] ?? null);
+}
+
 const refusal = () => apiError("auth_failed", "the API key is invalid, revoked or expired");
 
 export function createAuthenticator(db: Database, adminSecret: string | undefined, cacheTtlMs: number, cacheBytes: number): Authenticator {
@@ -49,10 +62,10 @@ export function createAuthenticator(db: Database, adminSecret: string | undefine
 
   return {
     async authenticate(headers) {
-      const header = headers.get("authorization");
-      const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-      if (!match) throw apiError("auth_failed", "missing or malformed Authorization: Bearer <API key> header");
-      const hash = hashSecret(match[1]!);
+      // Two Authorization fields arrive joined with ", " (see repeatedAuthorization), which no key matches.
+      const key = bearerKey(headers.get("authorization"));
+      if (key === null) throw apiError("auth_failed", "missing or malformed Authorization: Bearer <API key> header");
+      const hash = hashSecret(key);
       if (adminHash && secretsEqual(hash, adminHash)) return bootstrapAdmin;
 
       const cacheKey = hash.toString("base64");

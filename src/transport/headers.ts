@@ -10,3 +10,17 @@ export function requestHeaders(raw: IncomingHttpHeaders): Headers {
   }
   return headers;
 }
+
+/**
+ * A request with more than one Authorization field must not be served with one of them, yet Node keeps
+ * only the first in `headers` (HTTP/1.1 and HTTP/2 alike; `rawHeaders` has them all). So all of them are
+ * joined with ", " (as RFC 9110 combines repeated fields), a value no `Bearer <key>` form matches: every
+ * transport reading `headers` (REST, Connect, gRPC, MCP) then refuses the request as unauthenticated.
+ */
+export function joinRepeatedAuthorization(req: { rawHeaders: string[]; headers: IncomingHttpHeaders }): void {
+  let values: string[] | undefined;
+  for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) {
+    if (req.rawHeaders[i]!.toLowerCase() === "authorization") (values ??= []).push(req.rawHeaders[i + 1]!);
+  }
+  if (values !== undefined && values.length > 1) req.headers.authorization = values.join(", ");
+}

@@ -2,6 +2,7 @@ import http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
 import type stream from "node:stream";
+import { joinRepeatedAuthorization } from "./headers.js";
 
 // gRPC needs HTTP/2; browsers, curl and REST clients mostly speak HTTP/1.1, and h2c cannot upgrade
 // from HTTP/1.1 without TLS. So one TCP listener reads the first bytes of each connection and hands it
@@ -22,12 +23,16 @@ export function onePortServer(opts: OnePortOptions) {
   // Fastify passes its validated options (defaults filled in), whose idle timeouts it applies only to servers it makes itself.
   return (handler: Handler, fastifyOptions: Record<string, unknown>): http.Server => {
     const timeouts = fastifyOptions as { keepAliveTimeout: number; http2SessionTimeout: number };
-    const h1 = http.createServer(handler);
+    const handle: Handler = (req, res) => {
+      joinRepeatedAuthorization(req);
+      handler(req, res);
+    };
+    const h1 = http.createServer(handle);
     // Fastify's 72 s, not Node's 5 s: a client (or a load balancer, AWS's idle timeout is 60 s) reusing
     // a connection the server has just closed as idle gets a reset instead of an answer.
     h1.keepAliveTimeout = timeouts.keepAliveTimeout;
     if (opts.onClientError) h1.on("clientError", opts.onClientError);
-    const h2 = http2.createServer({}, handler as unknown as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void);
+    const h2 = http2.createServer({}, handle as unknown as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void);
     const sockets = new Set<net.Socket>();
     const sessions = new Set<http2.Http2Session>();
     h2.on("session", (session) => {
