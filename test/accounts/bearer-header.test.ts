@@ -86,7 +86,7 @@ describe("Authorization over every transport", () => {
     expect((await restGet([`BEARER ${key}`])).status).toBe(200);
   });
 
-  const h2Call = (authorization: string | string[], contentType: "application/grpc" | "application/json") =>
+  const h2Call = (authorization: string, contentType: "application/grpc" | "application/json") =>
     h2Request(
       server.url,
       {
