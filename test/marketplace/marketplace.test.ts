@@ -298,6 +298,7 @@ describe.each(backends)("marketplace over REST (%s)", (backend) => {
     await bad(bob, "get", { slug: "x" }, "authorHandle", "required");
     await bad(bob, "install", {}, "id", "required");
     await bad(bob, "fork", { id: "skl_x", slug: "Not A Slug" }, "slug", "format");
+    await bad(bob, "fork", { id: "skl_x", name: "Mine\r\nBcc: x@evil.test" }, "name", "one_line");
 
     const taken = await setProfile("carol-ws", { authorHandle: "alice" });
     expect(taken.status).toBe(409);
