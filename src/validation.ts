@@ -3,6 +3,22 @@ import { apiError, invalidRequest } from "./errors/api-error.js";
 
 // Shared field rules and the one bridge from zod to invalid_request.
 
+/**
+ * What a one-line field refuses: C0 controls (U+0000-U+001F: CR, LF, TAB, ...), DEL and the C1 controls
+ * (U+007F-U+009F, NEL among them) and the Unicode line and paragraph separators (U+2028, U+2029). A name
+ * or tag with a line break could forge lines wherever it is printed (a notice email, a log line).
+ */
+export const notOneLine = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+
+export const oneLineMessage = "must be one line: no control characters (U+0000-U+001F, U+007F-U+009F) or line separators (U+2028, U+2029)";
+
+/** The refinement's parameters, fresh each time (zod writes into the object it is given). */
+export const oneLineIssue = (message = oneLineMessage) => ({ message, params: { rule: "one_line" } });
+
+/** A string rule that also refuses line breaks and other control characters (rule `one_line`). */
+export const oneLine = <S extends z.ZodString>(rule: S) => rule.refine((s) => !notOneLine.test(s), oneLineIssue());
+
+// Container and workspace names are one line already: their character sets hold no control character.
 export const containerName = z
   .string()
   .regex(/^[A-Za-z0-9._:-]{1,64}$/, "must be 1 to 64 characters from A-Z, a-z, 0-9 and . _ : -");

@@ -6,7 +6,7 @@ import { invalidRequest, notFound } from "../errors/api-error.js";
 import { newId } from "../ids.js";
 import { type Plan, type PlanCatalog, rateFields, rateLimitsSchema } from "../usage/plans.js";
 import { planLimitsMessage, rateLimitsMessage } from "../usage/stats-service.js";
-import { containerName, isoInstant, parseOrThrow, workspaceName } from "../validation.js";
+import { containerName, isoInstant, oneLine, parseOrThrow, workspaceName } from "../validation.js";
 import { z } from "zod";
 import { setProfile } from "../marketplace/author-profiles.js";
 import { authorEmail } from "../marketplace/marketplace-rules.js";
@@ -30,7 +30,7 @@ const createKeyRules = z.object({
   workspace: workspaceName.optional(),
   container: containerName.optional(),
   admin: z.boolean(),
-  name: z.string().max(200),
+  name: oneLine(z.string().max(200)),
   expiresAt: isoInstant.optional(),
 });
 

@@ -137,8 +137,24 @@ async function load(message) {
   return { embed, dimensions: probe.length };
 }
 
-// Without its parent the process has nothing to do.
+// Without its parent the process has nothing to do: it exits quietly, whether it learns so from the
+// channel closing or from a failed write (the parent died while a batch ran). Other errors still surface.
+const parentGone = (err) => err?.code === "EPIPE" || err?.code === "ERR_IPC_CHANNEL_CLOSED" || err?.code === "ECONNRESET";
+const exitIfParentGone = (err) => {
+  if (!parentGone(err)) throw err;
+  process.exit(0);
+};
 process.on("disconnect", () => process.exit(0));
+// stdout and stderr are the parent's: gone with it when they were pipes it read.
+process.stdout.on("error", exitIfParentGone);
+process.stderr.on("error", exitIfParentGone);
+
+/** Sends a reply; a send the closed channel refuses ends the process instead of throwing. */
+function reply(message) {
+  process.send(message, (err) => {
+    if (err) exitIfParentGone(err);
+  });
+}
 
 // The first message says what to load; every later one is a batch, and the parent waits for its answer.
 let embedder;
@@ -146,15 +162,15 @@ process.on("message", async (message) => {
   if (!embedder) {
     embedder = load(message);
     embedder.then(
-      ({ dimensions }) => process.send({ type: "ready", dimensions }),
-      (err) => process.send({ type: "failed", message: String(err?.stack ?? err) }),
+      ({ dimensions }) => reply({ type: "ready", dimensions }),
+      (err) => reply({ type: "failed", message: String(err?.stack ?? err) }),
     );
     return;
   }
   try {
     const vectors = await (await embedder).embed(message.texts);
-    process.send({ type: "result", vectors });
+    reply({ type: "result", vectors });
   } catch (err) {
-    process.send({ type: "error", message: String(err?.message ?? err) });
+    reply({ type: "error", message: String(err?.message ?? err) });
   }
 });

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { MemorySourceSchema, MemoryTypeSchema, SeveritySchema, type MemoryInput } from "../../gen/agent/v1/memory_pb.js";
 import { invalidRequest } from "../errors/api-error.js";
 import { restEnumName, restEnumValues } from "../transport/rest/enum-names.js";
-import { containerName, fieldPath, isoInstant, parseOrThrow } from "../validation.js";
+import { containerName, fieldPath, isoInstant, oneLine, parseOrThrow } from "../validation.js";
 
 // Pure validation and defaults for memory fields. Enum values are stored by their REST names ("fact").
 
@@ -80,7 +80,7 @@ const memoryRules = z
     type: memoryType,
     containers: z.array(containerName).max(memoryLimits.containers, `must have at most ${memoryLimits.containers} items`),
     tags: z
-      .array(z.string().min(1, "must not be empty").max(memoryLimits.tagChars, `must be at most ${memoryLimits.tagChars} characters`))
+      .array(oneLine(z.string().min(1, "must not be empty").max(memoryLimits.tagChars, `must be at most ${memoryLimits.tagChars} characters`)))
       .max(memoryLimits.tags, `must have at most ${memoryLimits.tags} items`),
     source: memorySource,
     validFrom: isoInstant.optional(),

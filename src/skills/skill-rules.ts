@@ -3,7 +3,7 @@ import { z } from "zod";
 import { SkillMaturitySchema, SkillSourceSchema, SkillVisibilitySchema, type SkillFile } from "../../gen/agent/v1/skill_pb.js";
 import { invalidRequest } from "../errors/api-error.js";
 import { restEnumName, restEnumValues } from "../transport/rest/enum-names.js";
-import { containerName } from "../validation.js";
+import { containerName, notOneLine, oneLine, oneLineIssue, oneLineMessage } from "../validation.js";
 import { splitTools } from "./skill-md.js";
 
 // Pure validation and defaults for skill fields. Enum values are stored by their REST names ("stable").
@@ -76,10 +76,15 @@ export const maturityRule = z.number().transform((n, ctx) => {
   return name;
 });
 
-const nameRule = z
-  .string({ error: "is required" })
-  .max(skillLimits.nameChars, `must be at most ${skillLimits.nameChars} characters`)
-  .refine((s) => s.trim().length > 0, notBlank(""));
+// One-line fields (name, tags, allowed tools, metadata keys) refuse control characters and line
+// separators; the slug and containers are one line by their character sets. The description, licence,
+// compatibility, metadata values and the body may span lines (YAML block scalars, the SKILL.md body).
+const nameRule = oneLine(
+  z
+    .string({ error: "is required" })
+    .max(skillLimits.nameChars, `must be at most ${skillLimits.nameChars} characters`)
+    .refine((s) => s.trim().length > 0, notBlank("")),
+);
 const descriptionRule = z
   .string({ error: "is required" })
   .max(skillLimits.descriptionChars, `must be at most ${skillLimits.descriptionChars} characters`)
@@ -91,7 +96,7 @@ const contentRule = z
     params: { rule: "max_size" },
   });
 const tagsRule = z
-  .array(z.string().min(1, "must not be empty").max(skillLimits.tagChars, `must be at most ${skillLimits.tagChars} characters`))
+  .array(oneLine(z.string().min(1, "must not be empty").max(skillLimits.tagChars, `must be at most ${skillLimits.tagChars} characters`)))
   .max(skillLimits.tags, `must have at most ${skillLimits.tags} items`);
 const containersRule = z.array(containerName).max(skillLimits.containers, `must have at most ${skillLimits.containers} items`);
 const licenseRule = z
@@ -104,9 +109,7 @@ const compatibilityRule = z
   .max(skillLimits.compatibilityChars, `must be at most ${skillLimits.compatibilityChars} characters`);
 const allowedToolsRule = z
   .array(
-    z
-      .string()
-      .max(skillLimits.allowedToolChars, `must be at most ${skillLimits.allowedToolChars} characters`)
+    oneLine(z.string().max(skillLimits.allowedToolChars, `must be at most ${skillLimits.allowedToolChars} characters`))
       .refine((t) => splitTools(t).length === 1 && splitTools(t)[0] === t, {
         message: "must be one tool name: no spaces or commas outside parentheses",
         params: { rule: "tool_name" },
@@ -121,7 +124,9 @@ const metadataRule = z
   .refine((m) => Object.keys(m).length <= skillLimits.metadataEntries, {
     message: `must have at most ${skillLimits.metadataEntries} entries`,
     params: { rule: "max_items" },
-  });
+  })
+  // Checked on the record so the error names `metadata`, not a field path with the line break in it.
+  .refine((m) => Object.keys(m).every((k) => !notOneLine.test(k)), oneLineIssue(`keys ${oneLineMessage}`));
 
 /** A bundled file as stored: text, or base64 for any bytes. */
 export interface StoredFile {

@@ -135,6 +135,7 @@ describe.each(backends)("API keys over the admin REST API (%s)", (backend) => {
       [{ workspace: "acme", expiresAt: "2000-01-01T00:00:00Z" }, "expiresAt", "future"],
       [{ workspace: "acme", expiresAt: "tomorrow" }, "expiresAt", "iso8601"],
       [{ workspace: "acme", colour: "red" }, "colour", "unknown_field"],
+      [{ workspace: "acme", name: "ci\nforged line" }, "name", "one_line"],
     ])("rejects %j with 400 naming %s", async (body, field, rule) => {
       const before = (await server.app.db.query("select id from api_keys")).length;
       const res = await admin("POST", "/api/v1/admin/keys", body);

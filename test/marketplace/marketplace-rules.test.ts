@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
-import { appealDecisionEmail, takedownEmail } from "../../src/marketplace/email-templates.js";
+import { appealDecisionEmail, quoted, quotedBlock, takedownEmail } from "../../src/marketplace/email-templates.js";
 import {
   appealRetryAfterSeconds,
   defaultHandle,
@@ -66,6 +66,24 @@ describe("marketplace policy", () => {
     expect(notice.body).toContain("skill_appeal");
     expect(notice.body).not.toContain("Details:");
     expect(appealDecisionEmail("a@example.com", skill, true, null).body).not.toContain("skill_appeal");
+  });
+
+  it("quotes what users wrote, so a name stored with a line break cannot forge a line of a notice", () => {
+    // As if stored before names refused line breaks.
+    const skill = { id: "skl_1", slug: "evil", name: 'Evil\r\nBcc: x@evil.test\u2028"quoted"\\', authorHandle: "h" };
+    const notice = takedownEmail("a@example.com", skill, "spam", "Line one.\r\nReason: forged\u0007");
+    const lines = notice.body.split("\n");
+    expect(lines[0]).toBe('Your skill "Evil\\r\\nBcc: x@evil.test\\u2028\\"quoted\\"\\\\" (h/evil, id skl_1) was removed from the marketplace by a moderator.');
+    expect(lines.filter((l) => l.startsWith("Bcc:"))).toEqual([]);
+    expect(lines.filter((l) => l.startsWith("Reason:"))).toEqual(["Reason: spam"]);
+    expect(lines).toContain("> Reason: forged\\u0007");
+    expect(notice.body).not.toMatch(/[\r\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u2029]/);
+    const decision = appealDecisionEmail("a@example.com", skill, false, "No.\u2028Granted: yes");
+    expect(decision.body.split("\n")).toEqual(expect.arrayContaining(["Moderator's note:", "> No.", "> Granted: yes"]));
+    expect(decision.body).not.toMatch(/[\r\u2028]/);
+    expect(quoted("plain")).toBe('"plain"');
+    expect(quoted("a\tb\u0085c")).toBe('"a\\tb\\u0085c"');
+    expect(quotedBlock("a\n\nb ")).toEqual(["> a", ">", "> b"]);
   });
 });
 

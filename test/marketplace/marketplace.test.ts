@@ -155,7 +155,7 @@ describe.each(backends)("marketplace over REST (%s)", (backend) => {
     const notice = await smtp.delivered((m) => m.subject.includes("removed"));
     expect(notice.to).toEqual(["alice@example.com"]);
     expect(notice.subject).toBe("Your skill alice/pdf-tables was removed from the marketplace");
-    for (const text of ["Reason: copyright", "Details: Notice 42 from ACME Publishing.", "POST /api/v1/agent/marketplace/appeal", `{"id": "${created.id}", "message":`, "skill_appeal"]) {
+    for (const text of ["Reason: copyright", "Details:", "> Notice 42 from ACME Publishing.", "POST /api/v1/agent/marketplace/appeal", `{"id": "${created.id}", "message":`, "skill_appeal"]) {
       expect(notice.body).toContain(text);
     }
     expect(ids(await market(bob, "search", { query: "pull the tables out of a scanned invoice pdf" }))).not.toContain(created.id);
@@ -186,7 +186,8 @@ describe.each(backends)("marketplace over REST (%s)", (backend) => {
     expect(granted.body.appeal).toMatchObject({ status: "granted", decisionNote: "Licence verified.", decidedBy: "admin" });
     const grantMail = await smtp.delivered((m) => m.subject.includes("granted"));
     expect(grantMail).toMatchObject({ to: ["alice@example.com"], subject: "Your appeal for alice/pdf-tables was granted" });
-    expect(grantMail.body).toContain("Moderator's note: Licence verified.");
+    expect(grantMail.body).toContain("Moderator's note:");
+    expect(grantMail.body).toContain("> Licence verified.");
     expect(ids(await market(bob, "search", { query: "pull the tables out of a scanned invoice pdf" }))).toContain(created.id);
     const regrant = await admin("POST", `/api/v1/admin/marketplace/appeals/${appeal.body.appeal.id}/grant`, {});
     expect(regrant.status).toBe(409);
@@ -202,7 +203,7 @@ describe.each(backends)("marketplace over REST (%s)", (backend) => {
     expect(denied.body.appeal.status).toBe("denied");
     const denyMail = await smtp.delivered((m) => m.subject.includes("denied"));
     expect(denyMail.body).toContain("stays removed");
-    expect(denyMail.body).toContain("Moderator's note: The script exfiltrates files.");
+    expect(denyMail.body).toContain("> The script exfiltrates files.");
     expect((await market(bob, "get", { id: created.id })).status).toBe(404);
     expect(ids(await market(bob, "search", { query: "pull the tables out of a scanned invoice pdf" }))).not.toContain(created.id);
 
@@ -297,6 +298,7 @@ describe.each(backends)("marketplace over REST (%s)", (backend) => {
     await bad(bob, "get", { slug: "x" }, "authorHandle", "required");
     await bad(bob, "install", {}, "id", "required");
     await bad(bob, "fork", { id: "skl_x", slug: "Not A Slug" }, "slug", "format");
+    await bad(bob, "fork", { id: "skl_x", name: "Mine\r\nBcc: x@evil.test" }, "name", "one_line");
 
     const taken = await setProfile("carol-ws", { authorHandle: "alice" });
     expect(taken.status).toBe(409);

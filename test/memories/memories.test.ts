@@ -103,6 +103,8 @@ describe.each(backends)("memories over REST (%s)", (backend) => {
     [{ content: "x", type: "fact", validFrom: "2026-01-02", validUntil: "2026-01-01" }, "validUntil", "after_valid_from"],
     [{ content: "x", type: "fact", containers: ["bad name!"] }, "containers[0]", "format"],
     [{ content: "x", type: "fact", tags: [""] }, "tags[0]", "min_length"],
+    [{ content: "x", type: "fact", tags: ["a\r\nb"] }, "tags[0]", "one_line"],
+    [{ content: "x", type: "fact", tags: ["a\u2029b"] }, "tags[0]", "one_line"],
     [{ content: "x", type: "fact", metadata: { blob: "y".repeat(17_000) } }, "metadata", "max_size"],
     [{ content: "x", type: "fact", colour: "red" }, "colour", "unknown_field"],
     [{ content: 42, type: "fact" }, "content", "type"],

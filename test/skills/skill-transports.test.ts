@@ -74,6 +74,9 @@ describe.each(backends)("skills over Connect and gRPC (%s)", (backend) => {
     const bad = await grpcSkills.callWithMetadata("createSkill", { ...skill("x"), description: "" });
     expect(bad.error?.code).toBe(grpc.status.INVALID_ARGUMENT);
     expect(bad.error?.details).toContain("description");
+    const forged = await grpcSkills.callWithMetadata("createSkill", { ...skill("forged"), name: "Evil\r\nBcc: x@evil.test" });
+    expect(forged.error?.code).toBe(grpc.status.INVALID_ARGUMENT);
+    expect(forged.error?.details).toContain("name: must be one line");
   });
 });
 

@@ -202,6 +202,17 @@ describe.each(backends)("skills over REST (%s)", (backend) => {
       ["", { ...base, slug: "Bad--Slug" }, "slug", "format"],
       ["", { ...base, slug: "s".repeat(65) }, "slug", "max_length"],
       ["", { ...base, name: "!!!" }, "slug", "required"],
+      // One-line fields refuse control characters and line separators: a name could forge lines of a notice email.
+      ["", { ...base, name: "Evil\r\nBcc: x@evil.test" }, "name", "one_line"],
+      ["", { ...base, name: "Tab\there" }, "name", "one_line"],
+      ["", { ...base, name: "Next\u0085line" }, "name", "one_line"],
+      ["", { ...base, name: "Line\u2028separator" }, "name", "one_line"],
+      ["", { ...base, tags: ["ok", "two\nlines"] }, "tags[1]", "one_line"],
+      ["", { ...base, allowedTools: ["Bash(git\nlog)"] }, "allowedTools[0]", "one_line"],
+      ["", { ...base, metadata: { "a\nb": "v" } }, "metadata", "one_line"],
+      ["/update", { slug: "nearly-full", name: "Evil\nBcc: x@evil.test" }, "name", "one_line"],
+      ["/import", { content: '---\nname: evil\ndescription: d\nmetadata:\n  agentmem.name: "Evil\\r\\nBcc: x@evil.test"\n---\nBody\n' }, "frontmatter.metadata.agentmem.name", "one_line"],
+      ["/import", { content: '---\nname: "evil\\nBcc: x@evil.test"\ndescription: d\n---\nBody\n' }, "frontmatter.name", "format"],
       ["", { ...base, tags: [""] }, "tags[0]", "min_length"],
       ["", { ...base, tags: Array.from({ length: 33 }, (_, i) => `t${i}`) }, "tags", "max_items"],
       ["", { ...base, containers: ["bad container"] }, "containers[0]", "format"],
@@ -239,6 +250,12 @@ describe.each(backends)("skills over REST (%s)", (backend) => {
       answers.push({ route, status: res.status, field: res.body.error?.details?.field, rule: res.body.error?.details?.rule });
     }
     expect(answers).toEqual(cases.map(([route, , field, rule]) => ({ route, status: 400, field, rule })));
+  });
+
+  it("keeps multi-line text where it belongs: the description and the body", async () => {
+    const created = await post(agent, "", { ...base, slug: "multi-line", description: "First line.\nSecond line.", content: "# T\r\n\r\n\tIndented.\u2028\n" });
+    expect(created.status).toBe(200);
+    expect(created.body.skill).toMatchObject({ description: "First line.\nSecond line.", content: "# T\r\n\r\n\tIndented.\u2028\n" });
   });
 
   it("answers 404 on every route for another workspace's skill", async () => {
