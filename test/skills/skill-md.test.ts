@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { parseDocument } from "yaml";
 import { describe, expect, it } from "vitest";
 import { importSkillMd } from "../../src/skills/skill-import.js";
-import { splitSkillMd, splitTools, writeSkillMd } from "../../src/skills/skill-md.js";
+import { frontmatterLimits, splitSkillMd, splitTools, writeSkillMd } from "../../src/skills/skill-md.js";
 import { draftOf } from "../../src/skills/skill-rules.js";
 
 const fixture = (name: string) => readFileSync(new URL(`./fixtures/${name}`, import.meta.url), "utf8");
@@ -112,8 +112,53 @@ describe("SKILL.md import and export", () => {
     const bomb = ["a: &a [x, x, x, x, x, x, x, x, x, x]"];
     for (let i = 0; i < 20; i++) bomb.push(`${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [*${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}]`);
     const started = performance.now();
-    expect(() => importSkillMd(`---\nname: bomb\ndescription: d\n${bomb.join("\n")}\n---\n`, noOptions)).toThrow(/content: frontmatter is not valid YAML/);
+    expect(() => importSkillMd(`---\nname: bomb\ndescription: d\n${bomb.join("\n")}\n---\n`, noOptions)).toThrow(/frontmatter: must have at most 16 YAML anchors and aliases/);
+    // A bomb within the anchor and alias count is stopped by the expansion bound.
+    const small = "a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a]\nc: &c [*b, *b, *b, *b]\nd: [*c, *c, *c, *c]";
+    expect(() => importSkillMd(`---\nname: bomb\ndescription: d\n${small}\n---\n`, noOptions)).toThrow(/content: frontmatter is not valid YAML/);
     expect(() => importSkillMd(`---\nname: big\ndescription: ${"d".repeat(70_000)}\n---\nbody`, noOptions)).toThrow(/frontmatter must end within 65536 bytes/);
     expect(performance.now() - started).toBeLessThan(1000);
+  });
+
+  describe("refuses frontmatter over its limits before parsing, naming the rule", () => {
+    const fm = (yaml: string) => `---\nname: s\ndescription: d\n${yaml}\n---\nbody\n`;
+    const keys = (n: number, indent = "") => Array.from({ length: n }, (_, j) => `${indent}k${j}: v`).join("\n");
+    const nested = (n: number) => Array.from({ length: n }, (_, j) => `${" ".repeat(j)}a:`).join("\n") + " v";
+    const refusals: Array<[string, string, string]> = [
+      ["6,500 top-level keys", fm(keys(6_500)), "max_keys"],
+      ["4,000 keys under metadata", fm(`metadata:\n${keys(4_000, "  ")}`), "max_keys"],
+      ["a flow mapping of 6,000 keys", fm(`x: {${Array.from({ length: 6_000 }, (_, j) => `k${j}: v`).join(", ")}}`), "max_keys"],
+      ["60,000 commas", fm(`x: [${",".repeat(60_000)}]`), "max_keys"],
+      ["20,000 tags", fm(`x: ${"!t ".repeat(20_000)}v`), "max_keys"],
+      ["lists nested 30,000 deep", fm(`x: ${"[".repeat(30_000)}${"]".repeat(30_000)}`), "max_depth"],
+      ["mappings nested 12,000 deep", fm(`x: ${"{a: ".repeat(12_000)}1${"}".repeat(12_000)}`), "max_depth"],
+      ["block mappings nested 300 deep", fm(nested(300)), "max_depth"],
+      ["block lists nested 300 deep", fm(`x:\n${"- ".repeat(300)}a`), "max_depth"],
+      ["5,000 aliases", fm(`a: &a v\n${Array.from({ length: 5_000 }, (_, j) => `k${j}: *a`).join("\n")}`), "max_aliases"],
+      ["20,000 comment lines", fm("#c\n".repeat(20_000)), "max_tokens"],
+    ];
+    it.each(refusals)("%s", (_shape, text, rule) => {
+      const started = performance.now();
+      let error: unknown;
+      try {
+        importSkillMd(text, noOptions);
+      } catch (err) {
+        error = err;
+      }
+      // A bound for a loaded machine: these took 0.1-2 s before the scan and take 0.1-7 ms with it.
+      expect(performance.now() - started).toBeLessThan(250);
+      expect(error).toMatchObject({ details: [{ value: { metadata: { field: "frontmatter", rule } } }] });
+    });
+
+    it("keeps the limits themselves and long scalars", () => {
+      expect(importSkillMd(fm(keys(frontmatterLimits.keys / 2 - 4)), noOptions).warnings).toHaveLength(frontmatterLimits.keys / 2 - 4);
+      // Nesting up to the depth: x's value is depth 1.
+      expect(importSkillMd(fm(`x:\n${nested(frontmatterLimits.depth).replace(/^/gm, " ")}`), noOptions).extraFrontmatter.x).toBeDefined();
+      expect(() => importSkillMd(fm(`x:\n${nested(frontmatterLimits.depth + 1).replace(/^/gm, " ")}`), noOptions)).toThrow(/max_depth|nest/);
+      const anchors = Array.from({ length: frontmatterLimits.aliases / 2 }, (_, j) => `a${j}: &a${j} v\nb${j}: *a${j}`).join("\n");
+      expect(Object.keys(importSkillMd(fm(anchors), noOptions).extraFrontmatter)).toHaveLength(frontmatterLimits.aliases);
+      const long = importSkillMd(fm(`x: ${"y".repeat(40_000)}\ny: |\n${"  line\n".repeat(3_000)}`), noOptions);
+      expect((long.extraFrontmatter.x as string).length).toBe(40_000);
+    });
   });
 });
