@@ -1,5 +1,6 @@
 import type { DescMethod, DescService } from "@bufbuild/protobuf";
 import http2 from "node:http2";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AdminService } from "../../gen/agent/v1/admin_pb.js";
@@ -379,5 +380,93 @@ describe("known hostile strings (fixed by the NUL/surrogate and token-counter wo
     const res = await create({ content: knownHostileStrings.longRun });
     expect(res.status, res.text).toBeLessThan(500);
     expect(res.ms).toBeLessThan(answerWithinMs);
+  });
+});
+
+/**
+ * SKILL.md frontmatter shapes that held the event loop for 0.1-20 s before the pre-parse scan: each is
+ * refused with a 400 naming `frontmatter` and the rule, over REST and Connect. The event loop delay is
+ * measured around each request (the server runs in this process); the bound is generous for a loaded
+ * machine, the measured worst on a quiet one is a few ms.
+ */
+describe("hostile SKILL.md frontmatter", () => {
+  let server: TestServer;
+  let key: string;
+  const stallBoundMs = 250;
+
+  beforeAll(async () => {
+    server = await startTestServer("pglite", serverEnv);
+    key = await server.createKey("fuzz", "agent-1");
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  const fm = (yaml: string) => `---\nname: hostile\ndescription: d\n${yaml}\n---\nbody\n`;
+  const keys = (n: number, indent = "") => Array.from({ length: n }, (_, j) => `${indent}k${j}: v`).join("\n");
+  const shapes: Array<[string, string, string]> = [
+    ["6,500 top-level keys", fm(keys(6_500)), "max_keys"],
+    ["4,000 keys under metadata", fm(`metadata:\n${keys(4_000, "  ")}`), "max_keys"],
+    ["lists nested 30,000 deep", fm(`x: ${"[".repeat(30_000)}${"]".repeat(30_000)}`), "max_depth"],
+    ["mappings nested 12,000 deep", fm(`x: ${"{a: ".repeat(12_000)}1${"}".repeat(12_000)}`), "max_depth"],
+    ["5,000 aliases of one anchor", fm(`a: &a v\n${Array.from({ length: 5_000 }, (_, j) => `k${j}: *a`).join("\n")}`), "max_aliases"],
+    ["20,000 tags", fm(`x: ${"!t ".repeat(20_000)}v`), "max_keys"],
+  ];
+
+  async function measured<T>(run: () => Promise<T>): Promise<[T, number]> {
+    const delay = monitorEventLoopDelay({ resolution: 10 });
+    delay.enable();
+    try {
+      const value = await run();
+      // One more timer tick, so a block that ended with the answer is recorded.
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      return [value, delay.max / 1e6];
+    } finally {
+      delay.disable();
+    }
+  }
+
+  it.each(shapes)("refuses %s over REST and Connect with its rule, holding the event loop briefly", async (_shape, content, rule) => {
+    const [res, restStallMs] = await measured(async () => {
+      const r = await fetch(`${server.url}/api/v1/agent/skills/import`, {
+        signal: AbortSignal.timeout(answerWithinMs),
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: JSON.stringify({ content }),
+      });
+      return { status: r.status, headers: r.headers, text: await r.text() };
+    });
+    expect(res.status, res.text).toBe(400);
+    expect(expectRestError(res.status, res.headers, res.text).details).toMatchObject({ field: "frontmatter", rule });
+    expect(restStallMs).toBeLessThan(stallBoundMs);
+
+    const [connect, connectStallMs] = await measured(async () => {
+      const r = await fetch(`${server.url}/agent.v1.SkillService/ImportSkill`, {
+        signal: AbortSignal.timeout(answerWithinMs),
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: JSON.stringify({ content }),
+      });
+      return { status: r.status, text: await r.text() };
+    });
+    expect(connect.status, connect.text).toBe(400);
+    expect(connect.text).toContain(rule);
+    expectConnectError(connect.status, connect.text);
+    expect(connectStallMs).toBeLessThan(stallBoundMs);
+  });
+
+  it("still imports a frontmatter with long scalars and many keys within the limits", async () => {
+    const content = fm(`${keys(200)}\nlong: ${"y".repeat(30_000)}`);
+    const [res, stallMs] = await measured(async () => {
+      const r = await fetch(`${server.url}/api/v1/agent/skills/import`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: JSON.stringify({ content }),
+      });
+      return { status: r.status, text: await r.text() };
+    });
+    expect(res.status, res.text).toBe(200);
+    expect(JSON.parse(res.text).warnings).toHaveLength(201);
+    expect(stallMs).toBeLessThan(stallBoundMs);
   });
 });
