@@ -458,8 +458,8 @@ const migrations: ReadonlyArray<{ version: number; name: string; statements: str
     statements: [
       // New words wait in a GIN index's pending list until it holds gin_pending_list_limit (4 MB by default),
       // and the statement that crosses it merges them all: 436 ms of one insert during a batch of one hundred
-      // 16 KiB memories of varied words (PGlite, where it holds the event loop), as long for the vacuum that
-      // also merges it. At 256 kB each merge is a sixteenth of that.
+      // 16 KiB memories of varied words (PGlite, where it holds the event loop); a vacuum merges the list the
+      // same way. At 256 kB each merge is about a sixteenth of that (20 to 50 ms per 32 KiB insert).
       `alter index memories_fts set (gin_pending_list_limit = 256)`,
       `alter index skills_fts set (gin_pending_list_limit = 256)`,
     ],
