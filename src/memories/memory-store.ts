@@ -1,4 +1,5 @@
 import type { JsonObject } from "@bufbuild/protobuf";
+import { setImmediate as nextTurn } from "node:timers/promises";
 import type { Scope } from "../accounts/container-scope.js";
 import type { Sql } from "../db/database.js";
 import { jsonRows, type JsonRow } from "../db/json-rows.js";
@@ -110,10 +111,35 @@ export const latestContentJobs = (workspace: string, limit: string) => `
   order by o.memory_id, o.seq desc`;
 
 /**
- * Inserts new memories (version 1), their first versions and their indexing jobs in one statement. Each job
- * carries the memory's vector from the write path, so recall can score it before it is indexed.
+ * Content characters one insert statement takes at most. On PGlite a statement runs on the event loop, and
+ * what an insert does per character (the full-text column's to_tsvector, its GIN index, TOAST) costs about
+ * 0.2 to 1.5 ms per KiB, more for varied words: a batch of one hundred 16 KiB memories (1.6 MB) in one
+ * statement held the loop 300 ms to over 1 s (2-core AMD EPYC, 2026-11), while /healthz and recalls waited.
+ * In statements of at most 32 KiB, with a loop turn between them, each holds it about 20 to 50 ms (see also
+ * migration 16, which keeps the full-text index's pending list small); a server (pg) just gets more round
+ * trips. The statements share the caller's transaction: a batch still commits whole or not at all.
+ */
+export const insertChunkChars = 32 * 1024;
+
+/**
+ * Inserts new memories (version 1), their first versions and their indexing jobs, in statements of at most
+ * insertChunkChars of content (one memory at least), in order. Each job carries the memory's vector from the
+ * write path, so recall can score it before it is indexed.
  */
 export async function insertMemories(sql: Sql, records: readonly MemoryRecord[], vectors: ReadonlyMap<string, Float32Array | null> = new Map()): Promise<void> {
+  let start = 0;
+  while (start < records.length) {
+    let end = start + 1;
+    let chars = records[start]!.content.length;
+    while (end < records.length && chars + records[end]!.content.length <= insertChunkChars) chars += records[end++]!.content.length;
+    // Lets other work run between two statements (a health check, a recall's reply).
+    if (start > 0) await nextTurn();
+    await insertChunk(sql, records.slice(start, end), vectors);
+    start = end;
+  }
+}
+
+async function insertChunk(sql: Sql, records: readonly MemoryRecord[], vectors: ReadonlyMap<string, Float32Array | null>): Promise<void> {
   const rows = records.map((m) => ({
     id: m.id,
     workspace_id: m.workspaceId,

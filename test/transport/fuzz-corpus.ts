@@ -96,6 +96,15 @@ export const knownHostileStrings = {
   loneHighSurrogate: "broken \ud800 pair",
   loneLowSurrogate: "\udc00 leading low surrogate",
   longRun: "a".repeat(16_384),
+  /** 16 KiB of seeded random words, different for every seed: the dearest text for the full-text index. */
+  variedWords(seed: number): string {
+    let s = seed;
+    let text = "";
+    while (text.length < 16_384) {
+      text += Array.from({ length: 1 + (s % 9) }, () => String.fromCharCode(97 + ((s = (s * 48271) % 2147483647) % 26))).join("") + " ";
+    }
+    return text.slice(0, 16_384);
+  },
 };
 
 /** Any JSON value, sometimes deeply nested or very wide. */
