@@ -27,7 +27,8 @@ const pending = new Set();
 let barriers = [];
 
 function settle(sentAt, status) {
-  if (!pending.delete(sentAt)) return;
+  // After a stop, the pings the agent's destroy cuts short have no one to report to.
+  if (!pending.delete(sentAt) || !process.connected) return;
   process.send([sentAt, now() - sentAt, status]);
   releaseBarriers();
 }
