@@ -35,7 +35,8 @@
 //   auth-two-spaces           GET /api/v1/agent/memories with `Authorization: Bearer  <key>` (two spaces)
 //   auth-tab                  the same with `Bearer<TAB><key>`
 //
-// Prints a table per backend and writes bench/results/stall.json (CPU model, cores, load averages, date, commit).
+// Prints a table per backend and writes bench/results/stall.json (stall-parallel<N>.json with --parallel N): the
+// CPU model, cores, load averages, date, commit and command, and every case's numbers.
 
 import { execFileSync, fork, type ChildProcess } from "node:child_process";
 import { mkdir, writeFile } from "node:fs/promises";
@@ -419,7 +420,7 @@ async function main(): Promise<number> {
   console.log(`cpu: ${run.cpu} × ${run.cores}   node ${run.node}   load average before: ${fmtLoad(run.loadAvgBefore)}   after: ${fmtLoad(loadAvgAfter)}`);
   console.log(`GET /healthz every ${options.pingIntervalMs} ms from a second process; each case sent ${options.parallel === 1 ? "once" : `${options.parallel} at once`}`);
   for (const backend of options.backends) console.log(`\n${backend}\n${report(results, backend)}`);
-  const file = fileURLToPath(new URL("results/stall.json", import.meta.url));
+  const file = fileURLToPath(new URL(`results/stall${options.parallel === 1 ? "" : `-parallel${options.parallel}`}.json`, import.meta.url));
   await mkdir(path.dirname(file), { recursive: true });
   await writeFile(file, JSON.stringify({ run: { ...run, loadAvgAfter }, results }, null, 2) + "\n");
   console.log(`\nwritten to ${file}`);
