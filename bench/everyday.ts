@@ -38,7 +38,7 @@ import { loadConfig } from "../src/config.js";
 import { postOrFail as post } from "./lib/http-json.js";
 import { settleIndex } from "./lib/settle-index.js";
 import { alignedTable } from "./lib/table.js";
-import { stopAfter } from "./lib/run.js";
+import { runBench, stopAfter } from "./lib/run.js";
 
 const allModes = ["hybrid", "semantic", "keyword"] as const;
 type Mode = (typeof allModes)[number];
@@ -312,10 +312,7 @@ async function main(): Promise<void> {
   console.log(`\nwritten to ${file}`);
 }
 
-main().then(
-  () => process.exit(0),
-  (err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runBench(async () => {
+  await main();
+  return 0;
+});

@@ -38,7 +38,7 @@ import {
 import { Recorder } from "./lib/stats.js";
 import { settleIndex } from "./lib/settle-index.js";
 import { alignedTable } from "./lib/table.js";
-import { stopAfter } from "./lib/run.js";
+import { runBench, stopAfter } from "./lib/run.js";
 
 const modes = ["semantic", "keyword", "hybrid"] as const;
 type Mode = (typeof modes)[number];
@@ -285,10 +285,7 @@ async function main(): Promise<void> {
   console.log(`\nwritten to ${file}`);
 }
 
-main().then(
-  () => process.exit(0),
-  (err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runBench(async () => {
+  await main();
+  return 0;
+});
