@@ -1,4 +1,4 @@
-import { asksAbout, factsOf, queryAttributes, type Fact } from "../memories/contradictions/facts.js";
+import { asksAbout, factsOf, queryAttributes } from "../memories/contradictions/facts.js";
 import type { ScoredCandidate } from "./recall-engine.js";
 
 // Recall that answers with what is true now. A question that asks for an attribute ("where does the user
@@ -16,20 +16,21 @@ export function preferCurrentValues(candidates: ScoredCandidate[], query: string
   if (candidates.length < 1) return;
   const asked = queryAttributes(query);
   const top = [...candidates].sort((a, b) => b.finalScore - a.finalScore).slice(0, factCandidates);
-  const groups = new Map<string, ScoredCandidate[]>();
+  const groups = new Map<string, Set<ScoredCandidate>>();
   for (const c of top) {
     if (c.memory.state !== "active") continue;
     const facts = factsOf(c.memory.content);
-    const answers = facts.filter((f) => asked.attributes.has(f.attribute) && asksAbout(asked, f));
-    if (answers.length > 0) c.finalScore *= 1 + askedAttributeBoost;
-    for (const f of facts.filter((f: Fact) => f.single)) {
+    if (facts.some((f) => asked.attributes.has(f.attribute) && asksAbout(asked, f))) c.finalScore *= 1 + askedAttributeBoost;
+    for (const f of facts) {
+      if (!f.single) continue;
       const key = `${f.entity}\u0000${f.attribute}`;
-      groups.set(key, [...(groups.get(key) ?? []), c]);
+      const group = groups.get(key) ?? groups.set(key, new Set()).get(key)!;
+      group.add(c);
     }
   }
   for (const group of groups.values()) {
-    const members = [...new Set(group)];
-    if (members.length < 2) continue;
+    if (group.size < 2) continue;
+    const members = [...group];
     const scores = members.map((c) => c.finalScore).sort((a, b) => b - a);
     members.sort((a, b) => b.memory.validFrom.getTime() - a.memory.validFrom.getTime() || b.memory.createdAt.getTime() - a.memory.createdAt.getTime());
     members.forEach((c, i) => (c.finalScore = scores[i]!));

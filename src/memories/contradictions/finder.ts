@@ -293,10 +293,10 @@ export function createContradictionFinder(opts: FinderOptions): ContradictionFin
     const similarity = (older: number, newer: number) => (vectors ? cosine(vectors[older]!, vectors[newer]!) : 0);
     for (let newer = 1; newer < memories.length; newer++) {
       if (slices.due) await slices.pause();
-      for (const { older, assessment } of assessWithEarlier(subjects, newer, similarity)) {
+      for (const { older, similarity: cosineOf, assessment } of assessWithEarlier(subjects, newer, similarity)) {
         const o = memories[older]!;
         const pair = { newer, newerContent: memories[newer]!.content, olderId: o.id, olderContent: o.content, olderContainers: o.containers };
-        pairs.push({ ...pair, cosine: similarity(older, newer), ...assessed(assessment) });
+        pairs.push({ ...pair, cosine: cosineOf, ...assessed(assessment) });
       }
     }
     await judge(pairs);
@@ -326,7 +326,9 @@ function keptBeside(pairs: readonly Pair[]): KeptBeside[] {
   const byMemory = new Map<number, Array<{ pair: Pair; reason: string }>>();
   for (const pair of pairs) {
     const reason = pair.verdict ? null : keptReason(pair);
-    if (reason !== null) byMemory.set(pair.newer, [...(byMemory.get(pair.newer) ?? []), { pair, reason }]);
+    if (reason === null) continue;
+    const list = byMemory.get(pair.newer) ?? byMemory.set(pair.newer, []).get(pair.newer)!;
+    list.push({ pair, reason });
   }
   return [...byMemory.values()].flatMap((list) =>
     list
