@@ -101,6 +101,7 @@ const databaseMaintenanceMs = 30_000;
 
 const openApiPath = new URL("../gen/openapi.json", import.meta.url);
 const mcpToolsPath = new URL("../gen/mcp-tools.json", import.meta.url);
+const packageJsonPath = new URL("../package.json", import.meta.url);
 
 export interface StartOptions {
   /** Where log lines go instead of stdout (tests read them). */
@@ -265,7 +266,8 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       return reply.type("application/json").send(openApi);
     });
     const mcpTools = JSON.parse(await readFile(mcpToolsPath, "utf8")) as McpToolDefinition[];
-    await fastify.register(mcpRoutes, { bindings, tools: mcpTools, auth });
+    const { version } = JSON.parse(await readFile(packageJsonPath, "utf8")) as { version: string };
+    await fastify.register(mcpRoutes, { bindings, tools: mcpTools, auth, version });
     await fastify.register(consolePlugin, { prefix: consolePrefix, dir: config.CONSOLE_DIR ?? defaultConsoleDir });
     const grpcServices = [...bindings.map((b) => b.service), Health, ServerReflection, ServerReflectionV1Alpha];
     await fastify.register(connectRoutes, {

@@ -2,7 +2,7 @@ import { getOption, hasOption, ScalarType, type AnyDesc, type DescEnum, type Des
 import { isWrapperDesc } from "@bufbuild/protobuf/wkt";
 import { batch } from "../../gen/agent/v1/json_options_pb.js";
 import { field_behavior, FieldBehavior } from "../../gen/google/api/field_behavior_pb.js";
-import { restEnumValues } from "../transport/rest/enum-names.js";
+import { restEnumName, restEnumValues } from "../transport/rest/enum-names.js";
 
 // The one mapping from message descriptors to JSON Schema (the REST JSON of a message: JSON names,
 // REST enum names). protoc-gen-openapi uses it for the OpenAPI components, the MCP tool definitions
@@ -11,7 +11,9 @@ import { restEnumValues } from "../transport/rest/enum-names.js";
 // - a singular message field next to a google.protobuf.FieldMask is a partial update (AIP-134): its
 //   message is inlined there without `required`, since an update gives only the fields it changes;
 // - a request with an (agent.v1.batch) list takes that list or one item at the top level: `oneOf`
-//   the list, or the REQUIRED fields.
+//   the list, or the REQUIRED fields; in the one-item form (`singleItem`, the MCP tools') it takes
+//   one item only, its REQUIRED fields at the top level, and a top-level field without a comment of
+//   its own is described by the batch item's field of the same name.
 
 export type Json = Record<string, unknown>;
 export type Documented = Exclude<AnyDesc, DescFile>;
@@ -21,6 +23,8 @@ export interface SchemaOptions {
   refPrefix: string;
   /** A descriptor's documentation. Proto comments exist at build time only, so run-time callers pass none. */
   describe?: (desc: Documented) => string | undefined;
+  /** Requests with a batch list take one item only (see above). */
+  singleItem?: boolean;
 }
 
 // Well-known types have their own proto3 JSON forms, so they are inlined rather than referenced.
@@ -82,12 +86,12 @@ export function scalarSchema(type: ScalarType): Json {
 }
 
 /** The messages reachable from the roots through their fields (roots included) that are referred to by name. */
-export function reachableMessages(roots: DescMessage[]): Set<DescMessage> {
+export function reachableMessages(roots: DescMessage[], singleItem = false): Set<DescMessage> {
   const seen = new Set<DescMessage>();
   const visit = (message: DescMessage): void => {
     if (seen.has(message) || isInlined(message)) return;
     seen.add(message);
-    referencedMessages(message.fields).forEach(visit);
+    referencedMessages(singleItem ? message.fields.filter((f) => !isBatch(f)) : message.fields).forEach(visit);
   };
   roots.forEach(visit);
   return seen;
@@ -103,10 +107,29 @@ export interface MessageSchemas {
 
 export function messageSchemas(opts: SchemaOptions): MessageSchemas {
   const withDescription = (schema: Json, desc: Documented): Json => {
-    const description = opts.describe?.(desc);
+    const description = opts.describe?.(desc) ?? (desc.kind === "field" ? batchItemComment(desc) : undefined);
     return description === undefined ? schema : { ...schema, description };
   };
-  const enumSchema = (desc: DescEnum): Json => withDescription({ type: "string", enum: restEnumValues(desc) }, desc);
+  // A one-item field of a batch request without a comment: the batch item's field of the same name says it.
+  const batchItemComment = (field: DescField): string | undefined => {
+    const item = field.parent.fields.find(isBatch)?.message?.fields.find((f) => f.jsonName === field.jsonName);
+    return item && opts.describe?.(item);
+  };
+  const enumSchema = (desc: DescEnum): Json => {
+    const schema = withDescription({ type: "string", enum: restEnumValues(desc) }, desc);
+    const values = enumValueDescriptions(desc);
+    return values === undefined ? schema : { ...schema, description: [schema.description, values].filter(Boolean).join("\n") };
+  };
+  // Each documented value, one line each, under its REST name: so a model can choose between them.
+  const enumValueDescriptions = (desc: DescEnum): string | undefined => {
+    const lines = desc.values
+      .filter((v) => v.number !== 0)
+      .flatMap((v) => {
+        const text = opts.describe?.(v);
+        return text === undefined ? [] : [`- \`${restEnumName(desc, v.name)}\`: ${text}`];
+      });
+    return lines.length > 0 ? lines.join("\n") : undefined;
+  };
   const messageSchema = (message: DescMessage): Json => {
     if (isWrapperDesc(message)) return scalarSchema(message.fields[0].scalar);
     return wellKnownSchemas[message.typeName] ?? { $ref: `${opts.refPrefix}${message.name}` };
@@ -133,13 +156,15 @@ export function messageSchemas(opts: SchemaOptions): MessageSchemas {
   const requirements = (fields: readonly DescField[]): Json => {
     const required = fields.filter(isRequired);
     const batchField = fields.find(isBatch);
-    if (batchField) {
+    if (batchField && !opts.singleItem) {
       const way = (given: DescField[]): Json => ({ type: "object", properties: properties(given, false), required: given.map((f) => f.jsonName) });
       return { oneOf: [way([batchField]), way(required)] };
     }
     return required.length > 0 ? { required: required.map((f) => f.jsonName) } : {};
   };
-  const objectSchema = (message: DescMessage, fields: readonly DescField[] = message.fields, partial = false): Json =>
+  // The one-item form leaves the batch list out.
+  const fieldsOf = (message: DescMessage): readonly DescField[] => (opts.singleItem ? message.fields.filter((f) => !isBatch(f)) : message.fields);
+  const objectSchema = (message: DescMessage, fields: readonly DescField[] = fieldsOf(message), partial = false): Json =>
     withDescription(
       {
         type: "object",
@@ -166,9 +191,9 @@ export function namedSchemas(schemas: MessageSchemas, messages: Iterable<DescMes
  * A self-contained JSON Schema of one message: its object schema, with the schemas of the messages
  * it refers to under $defs (JSON Schema 2020-12), as MCP tool input and output schemas must be.
  */
-export function standaloneSchema(message: DescMessage, describe?: SchemaOptions["describe"]): Json {
-  const schemas = messageSchemas({ refPrefix: "#/$defs/", describe });
-  const reachable = [...reachableMessages([message])];
+export function standaloneSchema(message: DescMessage, opts: Omit<SchemaOptions, "refPrefix"> = {}): Json {
+  const schemas = messageSchemas({ refPrefix: "#/$defs/", ...opts });
+  const reachable = [...reachableMessages([message], opts.singleItem)];
   // The message itself is in $defs only when a field refers back to it.
   const recursive = reachable.some((m) => m.fields.some((f) => f.message === message));
   const referenced = recursive ? reachable : reachable.slice(1);

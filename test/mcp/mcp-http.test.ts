@@ -1,6 +1,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { standaloneSchema, type Json } from "../../src/codegen/json-schema.js";
 import { mcpToolName } from "../../src/transport/mcp/tool-definitions.js";
@@ -10,7 +11,7 @@ import { planEnv } from "../usage/limits-env.js";
 import { connectHttp, expectToolError, toolJson } from "./mcp-client.js";
 import { agentServices } from "./proto-services.js";
 
-// The tools issue 12 asks for.
+// The tools agents need for memories, recall, skills and the marketplace.
 const requiredTools = [
   "memory_create",
   "memory_get",
@@ -50,6 +51,29 @@ function withoutDescriptions(schema: unknown): unknown {
       .map(([key, value]) => [key, key === "properties" || key === "$defs" ? mapValues(value as Json) : withoutDescriptions(value)]),
   );
 }
+/** Every property of an input schema, nested objects, arrays and $defs included, with its path. */
+function inputProperties(schema: Json): { path: string; schema: Json }[] {
+  const defs = (schema.$defs ?? {}) as Record<string, Json>;
+  const found: { path: string; schema: Json }[] = [];
+  const seen = new Set<string>();
+  const visit = (node: Json, path: string): void => {
+    if (typeof node.$ref === "string") {
+      const name = node.$ref.split("/").pop()!;
+      if (seen.has(name)) return;
+      seen.add(name);
+      return visit(defs[name]!, path);
+    }
+    for (const [key, child] of Object.entries((node.properties ?? {}) as Record<string, Json>)) {
+      found.push({ path: `${path}${key}`, schema: child });
+      visit(child, `${path}${key}.`);
+    }
+    if (node.items) visit(node.items as Json, path.replace(/\.$/, "[]."));
+    if (node.additionalProperties && typeof node.additionalProperties === "object") visit(node.additionalProperties as Json, path);
+  };
+  visit(schema, "");
+  return found;
+}
+
 const mapValues = (o: Json) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, withoutDescriptions(v)]));
 
 const skillMd = `---
@@ -89,9 +113,79 @@ describe.each(backends)("MCP over Streamable HTTP (%s)", (backend) => {
     expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(requiredTools));
     for (const method of methods) {
       const tool = tools.find((t) => t.name === mcpToolName(method))!;
-      expect(withoutDescriptions(tool.inputSchema), `${tool.name} input`).toEqual(standaloneSchema(method.input));
+      expect(withoutDescriptions(tool.inputSchema), `${tool.name} input`).toEqual(standaloneSchema(method.input, { singleItem: true }));
       expect(withoutDescriptions(tool.outputSchema), `${tool.name} output`).toEqual(standaloneSchema(method.output));
       expect(tool.description, tool.name).toMatch(/\w+.*\./);
+    }
+  });
+
+  it("describes every input property of every tool for a model, in the tool's JSON names, with what is required at the top level", async () => {
+    const { tools } = await client.listTools();
+    const protoNames = new Set(
+      (await agentServices()).flatMap((service) => service.methods).flatMap((m) => [...m.input.fields, ...m.output.fields]).map((f) => f.name),
+    );
+    for (const tool of tools) {
+      const texts = [tool.description ?? ""];
+      for (const { path, schema } of inputProperties(tool.inputSchema as Json)) {
+        expect(schema.description, `${tool.name}: ${path} has no description`).toEqual(expect.stringMatching(/\w/));
+        texts.push(schema.description as string);
+      }
+      for (const text of texts) {
+        // Backticked names are the names the tool takes: JSON names, not proto field names.
+        const snake = [...text.matchAll(/`([a-z0-9]+(?:_[a-z0-9]+)+)`/g)].map((m) => m[1]).filter((n) => protoNames.has(n));
+        expect(snake, `${tool.name}: ${text}`).toEqual([]);
+        // Advice a tool call cannot follow: tool calls send no headers of their own.
+        expect(text, tool.name).not.toMatch(/Idempotency-Key|header/i);
+      }
+    }
+    const create = tools.find((t) => t.name === "memory_create")!;
+    expect(create.inputSchema.required).toEqual(["content", "type"]);
+    expect(create.inputSchema).not.toHaveProperty("oneOf");
+    const type = (create.inputSchema.properties as Record<string, Json>).type!;
+    for (const value of ["fact", "lesson", "directive", "preference", "contact", "bookmark"]) {
+      expect(type.description).toMatch(new RegExp(`^- \`${value}\`: [A-Z].+\\.?$`, "m"));
+    }
+  });
+
+  it("reports the package's name and version", async () => {
+    const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
+    expect(client.getServerVersion()).toEqual({ name: "agentmem", version: pkg.version });
+  });
+
+  it("answers recall leanly by default: id, type, content, validity and supersedes; the receipt and scores on request", async () => {
+    const agent = await connectHttp(server.url, await server.createKey("lean-recall", "agent-1"));
+    try {
+      const facts = Array.from({ length: 9 }, (_, i) => `The staging cluster number ${i + 1} runs Kubernetes 1.${20 + i} in region eu-west-${i + 1}`);
+      for (const content of facts) await toolJson(agent, "memory_create", { content, type: "fact", tags: ["ops"] });
+      const older = await toolJson(agent, "memory_create", { content: "The on-call engineer this week is Dana", type: "fact" });
+      const newer = await toolJson(agent, "memory_create", { content: "The on-call engineer this week is Priya", type: "fact", validUntil: "2099-01-01" });
+      expect(newer.results[0].shadowed).toEqual([expect.objectContaining({ memoryId: older.ids[0] })]);
+      await server.app.indexer.drain();
+
+      const lean = await toolJson(agent, "recall", { query: "which kubernetes version does the staging cluster run, and who is on call?", limit: 10 });
+      expect(lean.memories).toHaveLength(10);
+      expect(Object.keys(lean)).toEqual(["memories"]);
+      for (const item of lean.memories) {
+        expect(Object.keys(item).filter((k) => !["id", "type", "content", "validUntil", "supersedes"].includes(k)), JSON.stringify(item)).toEqual([]);
+      }
+      const onCall = lean.memories.find((m: { id: string }) => m.id === newer.ids[0]);
+      expect(onCall).toEqual({
+        id: newer.ids[0],
+        type: "fact",
+        content: "The on-call engineer this week is Priya",
+        validUntil: expect.stringMatching(/^2099-01-01/),
+        supersedes: [expect.objectContaining({ memoryId: older.ids[0] })],
+      });
+      expect(lean.memories.filter((m: { supersedes?: unknown }) => m.supersedes !== undefined)).toHaveLength(1);
+      const textBytes = lean.memories.reduce((sum: number, m: { content: string }) => sum + Buffer.byteLength(m.content), 0);
+      expect(Buffer.byteLength(JSON.stringify(lean))).toBeLessThanOrEqual(textBytes + 200 * lean.memories.length);
+
+      const full = await toolJson(agent, "recall", { query: "who is on call?", limit: 10, includeReceipt: true });
+      expect(full).toHaveProperty("receipt");
+      expect(full.memories[0]).toHaveProperty("why");
+      expect(full.memories[0]).toHaveProperty("similarity");
+    } finally {
+      await agent.close();
     }
   });
 
@@ -139,8 +233,8 @@ describe.each(backends)("MCP over Streamable HTTP (%s)", (backend) => {
       results: [{ outcome: "stored", supersedes: [olderId], shadowed: [{ memoryId: olderId, rule: "number" }], summary: expect.stringMatching(/^stored; shadowed /) }],
       contradictions: [{ conflictsWith: olderId, rule: "number", shadowed: true }],
     });
-    const batch = await toolJson(client, "memory_create", { memories: [{ content: "The user's standing desk is in room 4", type: "fact" }], dryRun: true });
-    expect(batch).toMatchObject({ dryRun: true, results: [{ outcome: "duplicate", duplicateOf: olderId, summary: `duplicate of ${olderId}` }] });
+    const again = await toolJson(client, "memory_create", { content: "The user's standing desk is in room 4", type: "fact", dryRun: true });
+    expect(again).toMatchObject({ dryRun: true, results: [{ outcome: "duplicate", duplicateOf: olderId, summary: `duplicate of ${olderId}` }] });
 
     expect({ list: await list(), stats: (await call("GET", "/api/v1/agent/stats")).body }).toEqual(before);
     const missing = await call("GET", `/api/v1/agent/memories/${dry.ids[0]}`);

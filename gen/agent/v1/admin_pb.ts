@@ -375,7 +375,7 @@ export type SetKeyRateLimitsRequest = Message<"agent.v1.SetKeyRateLimitsRequest"
   sustainedPerSecond?: number | undefined;
 
   /**
-   * Requests per second during a burst; at least sustained_per_second.
+   * Requests per second during a burst; at least `sustainedPerSecond`.
    *
    * @generated from field: optional double burst_per_second = 3;
    */
@@ -501,7 +501,7 @@ export type ListWorkspacesRequest = Message<"agent.v1.ListWorkspacesRequest"> & 
   pageSize?: number | undefined;
 
   /**
-   * next_page_token of the previous page.
+   * `nextPageToken` of the previous page.
    *
    * @generated from field: string page_token = 2;
    */

@@ -272,7 +272,7 @@ export type SearchMarketplaceRequest = Message<"agent.v1.SearchMarketplaceReques
   limit?: number | undefined;
 
   /**
-   * next_page_token of the previous page, with the same query, tags and sort.
+   * `nextPageToken` of the previous page, with the same query, tags and sort.
    *
    * @generated from field: string page_token = 5;
    */
@@ -318,23 +318,29 @@ export const SearchMarketplaceResponseSchema: GenMessage<SearchMarketplaceRespon
   messageDesc(file_agent_v1_marketplace, 3);
 
 /**
- * Names a public skill by id, or by slug and author_handle (matched without regard to case: both are
+ * Names a public skill by id, or by slug and `authorHandle` (matched without regard to case: both are
  * stored lowercase).
  *
  * @generated from message agent.v1.GetMarketplaceSkillRequest
  */
 export type GetMarketplaceSkillRequest = Message<"agent.v1.GetMarketplaceSkillRequest"> & {
   /**
+   * The public skill's id (skl_...); give this, or `slug` and `authorHandle`.
+   *
    * @generated from field: optional string id = 1;
    */
   id?: string | undefined;
 
   /**
+   * The skill's slug, with `authorHandle`.
+   *
    * @generated from field: optional string slug = 2;
    */
   slug?: string | undefined;
 
   /**
+   * The publishing workspace's author handle, with `slug`.
+   *
    * @generated from field: optional string author_handle = 3;
    */
   authorHandle?: string | undefined;
@@ -953,7 +959,7 @@ export const MarketplaceService: GenService<{
   /**
    * Forks a public skill into your workspace: a new skill, public from creation,
    * under your author handle, with the original's licence and an immutable
-   * fork_of and lineage. A fork can be updated but never unpublished, deprecated
+   * `forkOf` and lineage. A fork can be updated but never unpublished, deprecated
    * or relicensed (COPYLEFT_LOCKED). Accepts the marketplace terms in force.
    *
    * @generated from rpc agent.v1.MarketplaceService.ForkSkill

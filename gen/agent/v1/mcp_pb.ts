@@ -11,16 +11,26 @@ import { file_google_protobuf_descriptor } from "@bufbuild/protobuf/wkt";
  * Describes the file agent/v1/mcp.proto.
  */
 export const file_agent_v1_mcp: GenFile = /*@__PURE__*/
-  fileDesc("ChJhZ2VudC92MS9tY3AucHJvdG8SCGFnZW50LnYxOjsKCG1jcF90b29sEh4uZ29vZ2xlLnByb3RvYnVmLk1ldGhvZE9wdGlvbnMYgJADIAEoCVIHbWNwVG9vbEJPChVkZXYuYWdlbnRtZW0uYWdlbnQudjFQAVogYWdlbnRtZW0vZ2VuL2dvL2FnZW50L3YxO2FnZW50djGqAhFBZ2VudE1lbS5BZ2VudC5WMWIGcHJvdG8z", [file_google_protobuf_descriptor]);
+  fileDesc("ChJhZ2VudC92MS9tY3AucHJvdG8SCGFnZW50LnYxOjsKCG1jcF90b29sEh4uZ29vZ2xlLnByb3RvYnVmLk1ldGhvZE9wdGlvbnMYgJADIAEoCVIHbWNwVG9vbDpJCg9tY3BfZGVzY3JpcHRpb24SHi5nb29nbGUucHJvdG9idWYuTWV0aG9kT3B0aW9ucxiEkAMgASgJUg5tY3BEZXNjcmlwdGlvbkJPChVkZXYuYWdlbnRtZW0uYWdlbnQudjFQAVogYWdlbnRtZW0vZ2VuL2dvL2FnZW50L3YxO2FnZW50djGqAhFBZ2VudE1lbS5BZ2VudC5WMWIGcHJvdG8z", [file_google_protobuf_descriptor]);
 
 /**
  * Exposes the RPC as a tool of the MCP server (/mcp and `agentmem mcp`) under
- * this name. The tool's input schema is the request message, its output schema
- * the response message, and its description the RPC's leading comment; a call
- * goes through the same service handler as REST.
+ * this name. The tool's input schema is the request message (a request that takes
+ * a batch or one item takes one item), its output schema the response message, and
+ * its description the RPC's leading comment or mcp_description; a call goes
+ * through the same service handler as REST.
  *
  * @generated from extension: string mcp_tool = 51200;
  */
 export const mcp_tool: GenExtension<MethodOptions, string> = /*@__PURE__*/
   extDesc(file_agent_v1_mcp, 0);
+
+/**
+ * The tool's description when the RPC's comment does not suit a model: it speaks
+ * of the tool's one-item form, or of headers a tool call cannot send.
+ *
+ * @generated from extension: string mcp_description = 51204;
+ */
+export const mcp_description: GenExtension<MethodOptions, string> = /*@__PURE__*/
+  extDesc(file_agent_v1_mcp, 1);
 

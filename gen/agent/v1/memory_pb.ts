@@ -17,7 +17,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file agent/v1/memory.proto.
  */
 export const file_agent_v1_memory: GenFile = /*@__PURE__*/
-  fileDesc("ChVhZ2VudC92MS9tZW1vcnkucHJvdG8SCGFnZW50LnYxIuQECgZNZW1vcnkSCgoCaWQYASABKAkSDwoHY29udGVudBgCIAEoCRIiCgR0eXBlGAMgASgOMhQuYWdlbnQudjEuTWVtb3J5VHlwZRISCgpjb250YWluZXJzGAQgAygJEgwKBHRhZ3MYBSADKAkSJgoGc291cmNlGAYgASgOMhYuYWdlbnQudjEuTWVtb3J5U291cmNlEhIKCnZhbGlkX2Zyb20YByABKAkSGAoLdmFsaWRfdW50aWwYCCABKAlIAIgBARIpCghtZXRhZGF0YRgJIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEgoKY29uZmlkZW5jZRgKIAEoARIPCgd2ZXJzaW9uGAsgASgFEhIKCmNyZWF0ZWRfYXQYDCABKAkSEgoKdXBkYXRlZF9hdBgNIAEoCRIoCgpwcm92ZW5hbmNlGA4gASgLMhQuYWdlbnQudjEuUHJvdmVuYW5jZRIpCghzZXZlcml0eRgPIAEoDjISLmFnZW50LnYxLlNldmVyaXR5SAGIAQESJAoFc3RhdGUYECABKA4yFS5hZ2VudC52MS5NZW1vcnlTdGF0ZRIaCg1zdXBlcnNlZGVkX2J5GBEgASgJSAKIAQESGgoNc3VwZXJzZWRlZF9hdBgSIAEoCUgDiAEBEjUKDmNvbnRyYWRpY3Rpb25zGBMgAygLMhcuYWdlbnQudjEuQ29udHJhZGljdGlvbkIEkIAZAUIOCgxfdmFsaWRfdW50aWxCCwoJX3NldmVyaXR5QhAKDl9zdXBlcnNlZGVkX2J5QhAKDl9zdXBlcnNlZGVkX2F0IkQKClByb3ZlbmFuY2USJgoGc291cmNlGAEgASgOMhYuYWdlbnQudjEuTWVtb3J5U291cmNlEg4KBmtleV9pZBgCIAEoCSKGAwoLTWVtb3J5SW5wdXQSGQoHY29udGVudBgBIAEoCUID4EECSACIAQESJwoEdHlwZRgCIAEoDjIULmFnZW50LnYxLk1lbW9yeVR5cGVCA+BBAhISCgpjb250YWluZXJzGAMgAygJEgwKBHRhZ3MYBCADKAkSJgoGc291cmNlGAUgASgOMhYuYWdlbnQudjEuTWVtb3J5U291cmNlEhcKCnZhbGlkX2Zyb20YBiABKAlIAYgBARIYCgt2YWxpZF91bnRpbBgHIAEoCUgCiAEBEikKCG1ldGFkYXRhGAggASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIXCgpjb25maWRlbmNlGAkgASgBSAOIAQESJAoIc2V2ZXJpdHkYCiABKA4yEi5hZ2VudC52MS5TZXZlcml0eRISCgpzdXBlcnNlZGVzGAsgAygJQgoKCF9jb250ZW50Qg0KC192YWxpZF9mcm9tQg4KDF92YWxpZF91bnRpbEINCgtfY29uZmlkZW5jZSLhAwoVQ3JlYXRlTWVtb3JpZXNSZXF1ZXN0Ei0KCG1lbW9yaWVzGAEgAygLMhUuYWdlbnQudjEuTWVtb3J5SW5wdXRCBJiAGQESGQoHY29udGVudBgCIAEoCUID4EECSACIAQESJwoEdHlwZRgDIAEoDjIULmFnZW50LnYxLk1lbW9yeVR5cGVCA+BBAhISCgpjb250YWluZXJzGAQgAygJEgwKBHRhZ3MYBSADKAkSJgoGc291cmNlGAYgASgOMhYuYWdlbnQudjEuTWVtb3J5U291cmNlEhcKCnZhbGlkX2Zyb20YByABKAlIAYgBARIYCgt2YWxpZF91bnRpbBgIIAEoCUgCiAEBEikKCG1ldGFkYXRhGAkgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIXCgpjb25maWRlbmNlGAogASgBSAOIAQESJAoIc2V2ZXJpdHkYCyABKA4yEi5hZ2VudC52MS5TZXZlcml0eRISCgpzdXBlcnNlZGVzGAwgAygJEhQKB2RyeV9ydW4YDSABKAhIBIgBAUIKCghfY29udGVudEINCgtfdmFsaWRfZnJvbUIOCgxfdmFsaWRfdW50aWxCDQoLX2NvbmZpZGVuY2VCCgoIX2RyeV9ydW4iigEKDUNvbnRyYWRpY3Rpb24SEQoJbWVtb3J5X2lkGAEgASgJEhYKDmNvbmZsaWN0c193aXRoGAIgASgJEg8KB3NuaXBwZXQYAyABKAkSDQoFc2NvcmUYBCABKAESDgoGcmVhc29uGAUgASgJEhAKCHNoYWRvd2VkGAYgASgIEgwKBHJ1bGUYByABKAkiUgoOU2hhZG93ZWRNZW1vcnkSEQoJbWVtb3J5X2lkGAEgASgJEgwKBHJ1bGUYAiABKAkSDgoGcmVhc29uGAMgASgJEg8KB3NuaXBwZXQYBCABKAkiRgoQS2VwdEJlc2lkZU1lbW9yeRIRCgltZW1vcnlfaWQYASABKAkSDwoHc25pcHBldBgCIAEoCRIOCgZyZWFzb24YAyABKAki+AEKEkNyZWF0ZU1lbW9yeVJlc3VsdBIKCgJpZBgBIAEoCRIZCgxkdXBsaWNhdGVfb2YYAiABKAlIAIgBARISCgpzdXBlcnNlZGVzGAMgAygJEigKB291dGNvbWUYBCABKA4yFy5hZ2VudC52MS5DcmVhdGVPdXRjb21lEioKCHNoYWRvd2VkGAUgAygLMhguYWdlbnQudjEuU2hhZG93ZWRNZW1vcnkSLwoLa2VwdF9iZXNpZGUYBiADKAsyGi5hZ2VudC52MS5LZXB0QmVzaWRlTWVtb3J5Eg8KB3N1bW1hcnkYByABKAlCDwoNX2R1cGxpY2F0ZV9vZiLLAQoWQ3JlYXRlTWVtb3JpZXNSZXNwb25zZRILCgNpZHMYASADKAkSIgoIbWVtb3JpZXMYAiADKAsyEC5hZ2VudC52MS5NZW1vcnkSLwoOY29udHJhZGljdGlvbnMYAyADKAsyFy5hZ2VudC52MS5Db250cmFkaWN0aW9uEi0KB3Jlc3VsdHMYBCADKAsyHC5hZ2VudC52MS5DcmVhdGVNZW1vcnlSZXN1bHQSFAoHZHJ5X3J1bhgFIAEoCEgAiAEBQgoKCF9kcnlfcnVuIkUKEEdldE1lbW9yeVJlcXVlc3QSDwoCaWQYASABKAlCA+BBAhIUCgd2ZXJzaW9uGAIgASgFSACIAQFCCgoIX3ZlcnNpb24igwEKE1VwZGF0ZU1lbW9yeVJlcXVlc3QSDwoCaWQYASABKAlCA+BBAhIqCgZtZW1vcnkYAiABKAsyFS5hZ2VudC52MS5NZW1vcnlJbnB1dEID4EECEi8KC3VwZGF0ZV9tYXNrGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLkZpZWxkTWFzayImChNEZWxldGVNZW1vcnlSZXF1ZXN0Eg8KAmlkGAEgASgJQgPgQQIiTgoURGVsZXRlTWVtb3J5UmVzcG9uc2USCgoCaWQYASABKAkSGAoQdmVyc2lvbnNfZGVsZXRlZBgCIAEoBRIQCghyZXN0b3JlZBgDIAMoCSIsChlMaXN0TWVtb3J5VmVyc2lvbnNSZXF1ZXN0Eg8KAmlkGAEgASgJQgPgQQIiQAoaTGlzdE1lbW9yeVZlcnNpb25zUmVzcG9uc2USIgoIdmVyc2lvbnMYASADKAsyEC5hZ2VudC52MS5NZW1vcnkixQIKE0xpc3RNZW1vcmllc1JlcXVlc3QSEgoKY29udGFpbmVycxgBIAMoCRIjCgV0eXBlcxgCIAMoDjIULmFnZW50LnYxLk1lbW9yeVR5cGUSDAoEdGFncxgDIAMoCRIkCgVzdGF0ZRgEIAEoDjIVLmFnZW50LnYxLk1lbW9yeVN0YXRlEhoKDWNyZWF0ZWRfYWZ0ZXIYBSABKAlIAIgBARIbCg5jcmVhdGVkX2JlZm9yZRgGIAEoCUgBiAEBEikKCG1ldGFkYXRhGAcgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIWCglwYWdlX3NpemUYCCABKAVIAogBARISCgpwYWdlX3Rva2VuGAkgASgJQhAKDl9jcmVhdGVkX2FmdGVyQhEKD19jcmVhdGVkX2JlZm9yZUIMCgpfcGFnZV9zaXplImwKFExpc3RNZW1vcmllc1Jlc3BvbnNlEiIKCG1lbW9yaWVzGAEgAygLMhAuYWdlbnQudjEuTWVtb3J5EhwKD25leHRfcGFnZV90b2tlbhgCIAEoCUgAiAEBQhIKEF9uZXh0X3BhZ2VfdG9rZW4iaAobTGlzdFNoYWRvd2VkTWVtb3JpZXNSZXF1ZXN0Eg8KAmlkGAEgASgJQgPgQQISFgoJcGFnZV9zaXplGAIgASgFSACIAQESEgoKcGFnZV90b2tlbhgDIAEoCUIMCgpfcGFnZV9zaXplInQKHExpc3RTaGFkb3dlZE1lbW9yaWVzUmVzcG9uc2USIgoIbWVtb3JpZXMYASADKAsyEC5hZ2VudC52MS5NZW1vcnkSHAoPbmV4dF9wYWdlX3Rva2VuGAIgASgJSACIAQFCEgoQX25leHRfcGFnZV90b2tlbirBAQoKTWVtb3J5VHlwZRIbChdNRU1PUllfVFlQRV9VTlNQRUNJRklFRBAAEhQKEE1FTU9SWV9UWVBFX0ZBQ1QQARIWChJNRU1PUllfVFlQRV9MRVNTT04QAhIZChVNRU1PUllfVFlQRV9ESVJFQ1RJVkUQAxIaChZNRU1PUllfVFlQRV9QUkVGRVJFTkNFEAQSFwoTTUVNT1JZX1RZUEVfQ09OVEFDVBAFEhgKFE1FTU9SWV9UWVBFX0JPT0tNQVJLEAYqvgEKDE1lbW9yeVNvdXJjZRIdChlNRU1PUllfU09VUkNFX1VOU1BFQ0lGSUVEEAASGAoUTUVNT1JZX1NPVVJDRV9ESVJFQ1QQARIeChpNRU1PUllfU09VUkNFX0NPTlZFUlNBVElPThACEhkKFU1FTU9SWV9TT1VSQ0VfQ0FQVFVSRRADEhwKGE1FTU9SWV9TT1VSQ0VfRVhUUkFDVElPThAEEhwKGE1FTU9SWV9TT1VSQ0VfQ09NUEFDVElPThAFKnUKCFNldmVyaXR5EhgKFFNFVkVSSVRZX1VOU1BFQ0lGSUVEEAASEAoMU0VWRVJJVFlfTE9XEAESEwoPU0VWRVJJVFlfTUVESVVNEAISEQoNU0VWRVJJVFlfSElHSBADEhUKEVNFVkVSSVRZX0NSSVRJQ0FMEAQqXwoLTWVtb3J5U3RhdGUSHAoYTUVNT1JZX1NUQVRFX1VOU1BFQ0lGSUVEEAASFwoTTUVNT1JZX1NUQVRFX0FDVElWRRABEhkKFU1FTU9SWV9TVEFURV9TSEFET1dFRBACKmgKDUNyZWF0ZU91dGNvbWUSHgoaQ1JFQVRFX09VVENPTUVfVU5TUEVDSUZJRUQQABIZChVDUkVBVEVfT1VUQ09NRV9TVE9SRUQQARIcChhDUkVBVEVfT1VUQ09NRV9EVVBMSUNBVEUQAjK2CAoNTWVtb3J5U2VydmljZRK3AQoOQ3JlYXRlTWVtb3JpZXMSHy5hZ2VudC52MS5DcmVhdGVNZW1vcmllc1JlcXVlc3QaIC5hZ2VudC52MS5DcmVhdGVNZW1vcmllc1Jlc3BvbnNlImKCgBkNbWVtb3J5X2NyZWF0ZYqAGQlub3RfZm91bmSKgBkPcXVvdGFfZXhoYXVzdGVkioAZDGNvc3RfY2VpbGluZ4LT5JMCGzoBKiIWL2FwaS92MS9hZ2VudC9tZW1vcmllcxJ5CglHZXRNZW1vcnkSGi5hZ2VudC52MS5HZXRNZW1vcnlSZXF1ZXN0GhAuYWdlbnQudjEuTWVtb3J5Ij6CgBkKbWVtb3J5X2dldIqAGQlub3RfZm91bmSC0+STAh0SGy9hcGkvdjEvYWdlbnQvbWVtb3JpZXMve2lkfRKaAQoMVXBkYXRlTWVtb3J5Eh0uYWdlbnQudjEuVXBkYXRlTWVtb3J5UmVxdWVzdBoQLmFnZW50LnYxLk1lbW9yeSJZgoAZDW1lbW9yeV91cGRhdGWKgBkJbm90X2ZvdW5kioAZDGNvc3RfY2VpbGluZ4LT5JMCJToGbWVtb3J5MhsvYXBpL3YxL2FnZW50L21lbW9yaWVzL3tpZH0SkAEKDERlbGV0ZU1lbW9yeRIdLmFnZW50LnYxLkRlbGV0ZU1lbW9yeVJlcXVlc3QaHi5hZ2VudC52MS5EZWxldGVNZW1vcnlSZXNwb25zZSJBgoAZDW1lbW9yeV9kZWxldGWKgBkJbm90X2ZvdW5kgtPkkwIdKhsvYXBpL3YxL2FnZW50L21lbW9yaWVzL3tpZH0SrQEKEkxpc3RNZW1vcnlWZXJzaW9ucxIjLmFnZW50LnYxLkxpc3RNZW1vcnlWZXJzaW9uc1JlcXVlc3QaJC5hZ2VudC52MS5MaXN0TWVtb3J5VmVyc2lvbnNSZXNwb25zZSJMgoAZD21lbW9yeV92ZXJzaW9uc4qAGQlub3RfZm91bmSC0+STAiYSJC9hcGkvdjEvYWdlbnQvbWVtb3JpZXMve2lkfS92ZXJzaW9ucxJtCgxMaXN0TWVtb3JpZXMSHS5hZ2VudC52MS5MaXN0TWVtb3JpZXNSZXF1ZXN0Gh4uYWdlbnQudjEuTGlzdE1lbW9yaWVzUmVzcG9uc2UiHoLT5JMCGBIWL2FwaS92MS9hZ2VudC9tZW1vcmllcxKgAQoUTGlzdFNoYWRvd2VkTWVtb3JpZXMSJS5hZ2VudC52MS5MaXN0U2hhZG93ZWRNZW1vcmllc1JlcXVlc3QaJi5hZ2VudC52MS5MaXN0U2hhZG93ZWRNZW1vcmllc1Jlc3BvbnNlIjmKgBkJbm90X2ZvdW5kgtPkkwImEiQvYXBpL3YxL2FnZW50L21lbW9yaWVzL3tpZH0vc2hhZG93ZWRCTwoVZGV2LmFnZW50bWVtLmFnZW50LnYxUAFaIGFnZW50bWVtL2dlbi9nby9hZ2VudC92MTthZ2VudHYxqgIRQWdlbnRNZW0uQWdlbnQuVjFiBnByb3RvMw", [file_agent_v1_errors, file_agent_v1_json_options, file_agent_v1_mcp, file_google_api_annotations, file_google_api_field_behavior, file_google_protobuf_field_mask, file_google_protobuf_struct]);
+  fileDesc("ChVhZ2VudC92MS9tZW1vcnkucHJvdG8SCGFnZW50LnYxIuQECgZNZW1vcnkSCgoCaWQYASABKAkSDwoHY29udGVudBgCIAEoCRIiCgR0eXBlGAMgASgOMhQuYWdlbnQudjEuTWVtb3J5VHlwZRISCgpjb250YWluZXJzGAQgAygJEgwKBHRhZ3MYBSADKAkSJgoGc291cmNlGAYgASgOMhYuYWdlbnQudjEuTWVtb3J5U291cmNlEhIKCnZhbGlkX2Zyb20YByABKAkSGAoLdmFsaWRfdW50aWwYCCABKAlIAIgBARIpCghtZXRhZGF0YRgJIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEgoKY29uZmlkZW5jZRgKIAEoARIPCgd2ZXJzaW9uGAsgASgFEhIKCmNyZWF0ZWRfYXQYDCABKAkSEgoKdXBkYXRlZF9hdBgNIAEoCRIoCgpwcm92ZW5hbmNlGA4gASgLMhQuYWdlbnQudjEuUHJvdmVuYW5jZRIpCghzZXZlcml0eRgPIAEoDjISLmFnZW50LnYxLlNldmVyaXR5SAGIAQESJAoFc3RhdGUYECABKA4yFS5hZ2VudC52MS5NZW1vcnlTdGF0ZRIaCg1zdXBlcnNlZGVkX2J5GBEgASgJSAKIAQESGgoNc3VwZXJzZWRlZF9hdBgSIAEoCUgDiAEBEjUKDmNvbnRyYWRpY3Rpb25zGBMgAygLMhcuYWdlbnQudjEuQ29udHJhZGljdGlvbkIEkIAZAUIOCgxfdmFsaWRfdW50aWxCCwoJX3NldmVyaXR5QhAKDl9zdXBlcnNlZGVkX2J5QhAKDl9zdXBlcnNlZGVkX2F0IkQKClByb3ZlbmFuY2USJgoGc291cmNlGAEgASgOMhYuYWdlbnQudjEuTWVtb3J5U291cmNlEg4KBmtleV9pZBgCIAEoCSKGAwoLTWVtb3J5SW5wdXQSGQoHY29udGVudBgBIAEoCUID4EECSACIAQESJwoEdHlwZRgCIAEoDjIULmFnZW50LnYxLk1lbW9yeVR5cGVCA+BBAhISCgpjb250YWluZXJzGAMgAygJEgwKBHRhZ3MYBCADKAkSJgoGc291cmNlGAUgASgOMhYuYWdlbnQudjEuTWVtb3J5U291cmNlEhcKCnZhbGlkX2Zyb20YBiABKAlIAYgBARIYCgt2YWxpZF91bnRpbBgHIAEoCUgCiAEBEikKCG1ldGFkYXRhGAggASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIXCgpjb25maWRlbmNlGAkgASgBSAOIAQESJAoIc2V2ZXJpdHkYCiABKA4yEi5hZ2VudC52MS5TZXZlcml0eRISCgpzdXBlcnNlZGVzGAsgAygJQgoKCF9jb250ZW50Qg0KC192YWxpZF9mcm9tQg4KDF92YWxpZF91bnRpbEINCgtfY29uZmlkZW5jZSLhAwoVQ3JlYXRlTWVtb3JpZXNSZXF1ZXN0Ei0KCG1lbW9yaWVzGAEgAygLMhUuYWdlbnQudjEuTWVtb3J5SW5wdXRCBJiAGQESGQoHY29udGVudBgCIAEoCUID4EECSACIAQESJwoEdHlwZRgDIAEoDjIULmFnZW50LnYxLk1lbW9yeVR5cGVCA+BBAhISCgpjb250YWluZXJzGAQgAygJEgwKBHRhZ3MYBSADKAkSJgoGc291cmNlGAYgASgOMhYuYWdlbnQudjEuTWVtb3J5U291cmNlEhcKCnZhbGlkX2Zyb20YByABKAlIAYgBARIYCgt2YWxpZF91bnRpbBgIIAEoCUgCiAEBEikKCG1ldGFkYXRhGAkgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIXCgpjb25maWRlbmNlGAogASgBSAOIAQESJAoIc2V2ZXJpdHkYCyABKA4yEi5hZ2VudC52MS5TZXZlcml0eRISCgpzdXBlcnNlZGVzGAwgAygJEhQKB2RyeV9ydW4YDSABKAhIBIgBAUIKCghfY29udGVudEINCgtfdmFsaWRfZnJvbUIOCgxfdmFsaWRfdW50aWxCDQoLX2NvbmZpZGVuY2VCCgoIX2RyeV9ydW4iigEKDUNvbnRyYWRpY3Rpb24SEQoJbWVtb3J5X2lkGAEgASgJEhYKDmNvbmZsaWN0c193aXRoGAIgASgJEg8KB3NuaXBwZXQYAyABKAkSDQoFc2NvcmUYBCABKAESDgoGcmVhc29uGAUgASgJEhAKCHNoYWRvd2VkGAYgASgIEgwKBHJ1bGUYByABKAkiUgoOU2hhZG93ZWRNZW1vcnkSEQoJbWVtb3J5X2lkGAEgASgJEgwKBHJ1bGUYAiABKAkSDgoGcmVhc29uGAMgASgJEg8KB3NuaXBwZXQYBCABKAkiRgoQS2VwdEJlc2lkZU1lbW9yeRIRCgltZW1vcnlfaWQYASABKAkSDwoHc25pcHBldBgCIAEoCRIOCgZyZWFzb24YAyABKAki+AEKEkNyZWF0ZU1lbW9yeVJlc3VsdBIKCgJpZBgBIAEoCRIZCgxkdXBsaWNhdGVfb2YYAiABKAlIAIgBARISCgpzdXBlcnNlZGVzGAMgAygJEigKB291dGNvbWUYBCABKA4yFy5hZ2VudC52MS5DcmVhdGVPdXRjb21lEioKCHNoYWRvd2VkGAUgAygLMhguYWdlbnQudjEuU2hhZG93ZWRNZW1vcnkSLwoLa2VwdF9iZXNpZGUYBiADKAsyGi5hZ2VudC52MS5LZXB0QmVzaWRlTWVtb3J5Eg8KB3N1bW1hcnkYByABKAlCDwoNX2R1cGxpY2F0ZV9vZiLLAQoWQ3JlYXRlTWVtb3JpZXNSZXNwb25zZRILCgNpZHMYASADKAkSIgoIbWVtb3JpZXMYAiADKAsyEC5hZ2VudC52MS5NZW1vcnkSLwoOY29udHJhZGljdGlvbnMYAyADKAsyFy5hZ2VudC52MS5Db250cmFkaWN0aW9uEi0KB3Jlc3VsdHMYBCADKAsyHC5hZ2VudC52MS5DcmVhdGVNZW1vcnlSZXN1bHQSFAoHZHJ5X3J1bhgFIAEoCEgAiAEBQgoKCF9kcnlfcnVuIkUKEEdldE1lbW9yeVJlcXVlc3QSDwoCaWQYASABKAlCA+BBAhIUCgd2ZXJzaW9uGAIgASgFSACIAQFCCgoIX3ZlcnNpb24igwEKE1VwZGF0ZU1lbW9yeVJlcXVlc3QSDwoCaWQYASABKAlCA+BBAhIqCgZtZW1vcnkYAiABKAsyFS5hZ2VudC52MS5NZW1vcnlJbnB1dEID4EECEi8KC3VwZGF0ZV9tYXNrGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLkZpZWxkTWFzayImChNEZWxldGVNZW1vcnlSZXF1ZXN0Eg8KAmlkGAEgASgJQgPgQQIiTgoURGVsZXRlTWVtb3J5UmVzcG9uc2USCgoCaWQYASABKAkSGAoQdmVyc2lvbnNfZGVsZXRlZBgCIAEoBRIQCghyZXN0b3JlZBgDIAMoCSIsChlMaXN0TWVtb3J5VmVyc2lvbnNSZXF1ZXN0Eg8KAmlkGAEgASgJQgPgQQIiQAoaTGlzdE1lbW9yeVZlcnNpb25zUmVzcG9uc2USIgoIdmVyc2lvbnMYASADKAsyEC5hZ2VudC52MS5NZW1vcnkixQIKE0xpc3RNZW1vcmllc1JlcXVlc3QSEgoKY29udGFpbmVycxgBIAMoCRIjCgV0eXBlcxgCIAMoDjIULmFnZW50LnYxLk1lbW9yeVR5cGUSDAoEdGFncxgDIAMoCRIkCgVzdGF0ZRgEIAEoDjIVLmFnZW50LnYxLk1lbW9yeVN0YXRlEhoKDWNyZWF0ZWRfYWZ0ZXIYBSABKAlIAIgBARIbCg5jcmVhdGVkX2JlZm9yZRgGIAEoCUgBiAEBEikKCG1ldGFkYXRhGAcgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIWCglwYWdlX3NpemUYCCABKAVIAogBARISCgpwYWdlX3Rva2VuGAkgASgJQhAKDl9jcmVhdGVkX2FmdGVyQhEKD19jcmVhdGVkX2JlZm9yZUIMCgpfcGFnZV9zaXplImwKFExpc3RNZW1vcmllc1Jlc3BvbnNlEiIKCG1lbW9yaWVzGAEgAygLMhAuYWdlbnQudjEuTWVtb3J5EhwKD25leHRfcGFnZV90b2tlbhgCIAEoCUgAiAEBQhIKEF9uZXh0X3BhZ2VfdG9rZW4iaAobTGlzdFNoYWRvd2VkTWVtb3JpZXNSZXF1ZXN0Eg8KAmlkGAEgASgJQgPgQQISFgoJcGFnZV9zaXplGAIgASgFSACIAQESEgoKcGFnZV90b2tlbhgDIAEoCUIMCgpfcGFnZV9zaXplInQKHExpc3RTaGFkb3dlZE1lbW9yaWVzUmVzcG9uc2USIgoIbWVtb3JpZXMYASADKAsyEC5hZ2VudC52MS5NZW1vcnkSHAoPbmV4dF9wYWdlX3Rva2VuGAIgASgJSACIAQFCEgoQX25leHRfcGFnZV90b2tlbirBAQoKTWVtb3J5VHlwZRIbChdNRU1PUllfVFlQRV9VTlNQRUNJRklFRBAAEhQKEE1FTU9SWV9UWVBFX0ZBQ1QQARIWChJNRU1PUllfVFlQRV9MRVNTT04QAhIZChVNRU1PUllfVFlQRV9ESVJFQ1RJVkUQAxIaChZNRU1PUllfVFlQRV9QUkVGRVJFTkNFEAQSFwoTTUVNT1JZX1RZUEVfQ09OVEFDVBAFEhgKFE1FTU9SWV9UWVBFX0JPT0tNQVJLEAYqvgEKDE1lbW9yeVNvdXJjZRIdChlNRU1PUllfU09VUkNFX1VOU1BFQ0lGSUVEEAASGAoUTUVNT1JZX1NPVVJDRV9ESVJFQ1QQARIeChpNRU1PUllfU09VUkNFX0NPTlZFUlNBVElPThACEhkKFU1FTU9SWV9TT1VSQ0VfQ0FQVFVSRRADEhwKGE1FTU9SWV9TT1VSQ0VfRVhUUkFDVElPThAEEhwKGE1FTU9SWV9TT1VSQ0VfQ09NUEFDVElPThAFKnUKCFNldmVyaXR5EhgKFFNFVkVSSVRZX1VOU1BFQ0lGSUVEEAASEAoMU0VWRVJJVFlfTE9XEAESEwoPU0VWRVJJVFlfTUVESVVNEAISEQoNU0VWRVJJVFlfSElHSBADEhUKEVNFVkVSSVRZX0NSSVRJQ0FMEAQqXwoLTWVtb3J5U3RhdGUSHAoYTUVNT1JZX1NUQVRFX1VOU1BFQ0lGSUVEEAASFwoTTUVNT1JZX1NUQVRFX0FDVElWRRABEhkKFU1FTU9SWV9TVEFURV9TSEFET1dFRBACKmgKDUNyZWF0ZU91dGNvbWUSHgoaQ1JFQVRFX09VVENPTUVfVU5TUEVDSUZJRUQQABIZChVDUkVBVEVfT1VUQ09NRV9TVE9SRUQQARIcChhDUkVBVEVfT1VUQ09NRV9EVVBMSUNBVEUQAjLfDQoNTWVtb3J5U2VydmljZRLgBgoOQ3JlYXRlTWVtb3JpZXMSHy5hZ2VudC52MS5DcmVhdGVNZW1vcmllc1JlcXVlc3QaIC5hZ2VudC52MS5DcmVhdGVNZW1vcmllc1Jlc3BvbnNlIooGgoAZDW1lbW9yeV9jcmVhdGWKgBkJbm90X2ZvdW5kioAZD3F1b3RhX2V4aGF1c3RlZIqAGQxjb3N0X2NlaWxpbmeigBmjBVN0b3JlcyBvbmUgbWVtb3J5OiBhIHNpbmdsZSBmYWN0LCBsZXNzb24sIGRpcmVjdGl2ZSwgcHJlZmVyZW5jZSwgY29udGFjdCBvciBib29rbWFyaywgaW4gb25lIG9yIHR3byBzZW50ZW5jZXMgdGhhdCBtYWtlIHNlbnNlIHdpdGhvdXQgdGhlIGNvbnZlcnNhdGlvbi4gU3RvcmUgZWFjaCB0aGluZyB0byByZW1lbWJlciBhcyBpdHMgb3duIG1lbW9yeS4gVGhlIHNlcnZpY2UgY29tcGFyZXMgaXQgd2l0aCB0aGUgbWVtb3JpZXMgYWxyZWFkeSBzdG9yZWQ6IGFuIG9sZGVyIG1lbW9yeSBpdCB1cGRhdGVzICgibGl2ZXMgaW4gQmVybGluIiB0aGVuICJtb3ZlZCB0byBNdW5pY2giKSBpcyBzaGFkb3dlZCBhbmQgbm8gbG9uZ2VyIHJlY2FsbGVkOyBhbiBleGFjdCByZXBlYXQgaXMgbm90IHN0b3JlZCBhZ2Fpbi4gVGhlIGFuc3dlcidzIHJlc3VsdHMgc2F5IHdoYXQgaGFwcGVuZWQ6IGBvdXRjb21lYCAoc3RvcmVkIG9yIGR1cGxpY2F0ZSksIGBkdXBsaWNhdGVPZmAsIGBzaGFkb3dlZGAgKHRoZSBvbGRlciBtZW1vcmllcyByZXBsYWNlZCwgd2l0aCB0aGUgcnVsZSBhbmQgcmVhc29uKSwgYGtlcHRCZXNpZGVgIChzaW1pbGFyIG1lbW9yaWVzIGxlZnQgYWN0aXZlKSBhbmQgYSBvbmUtbGluZSBgc3VtbWFyeWAuIFNldCBgZHJ5UnVuYCB0byBzZWUgdGhhdCBhbnN3ZXIgd2l0aG91dCBzdG9yaW5nLoLT5JMCGzoBKiIWL2FwaS92MS9hZ2VudC9tZW1vcmllcxJ5CglHZXRNZW1vcnkSGi5hZ2VudC52MS5HZXRNZW1vcnlSZXF1ZXN0GhAuYWdlbnQudjEuTWVtb3J5Ij6CgBkKbWVtb3J5X2dldIqAGQlub3RfZm91bmSC0+STAh0SGy9hcGkvdjEvYWdlbnQvbWVtb3JpZXMve2lkfRKaAQoMVXBkYXRlTWVtb3J5Eh0uYWdlbnQudjEuVXBkYXRlTWVtb3J5UmVxdWVzdBoQLmFnZW50LnYxLk1lbW9yeSJZgoAZDW1lbW9yeV91cGRhdGWKgBkJbm90X2ZvdW5kioAZDGNvc3RfY2VpbGluZ4LT5JMCJToGbWVtb3J5MhsvYXBpL3YxL2FnZW50L21lbW9yaWVzL3tpZH0SkAEKDERlbGV0ZU1lbW9yeRIdLmFnZW50LnYxLkRlbGV0ZU1lbW9yeVJlcXVlc3QaHi5hZ2VudC52MS5EZWxldGVNZW1vcnlSZXNwb25zZSJBgoAZDW1lbW9yeV9kZWxldGWKgBkJbm90X2ZvdW5kgtPkkwIdKhsvYXBpL3YxL2FnZW50L21lbW9yaWVzL3tpZH0SrQEKEkxpc3RNZW1vcnlWZXJzaW9ucxIjLmFnZW50LnYxLkxpc3RNZW1vcnlWZXJzaW9uc1JlcXVlc3QaJC5hZ2VudC52MS5MaXN0TWVtb3J5VmVyc2lvbnNSZXNwb25zZSJMgoAZD21lbW9yeV92ZXJzaW9uc4qAGQlub3RfZm91bmSC0+STAiYSJC9hcGkvdjEvYWdlbnQvbWVtb3JpZXMve2lkfS92ZXJzaW9ucxJtCgxMaXN0TWVtb3JpZXMSHS5hZ2VudC52MS5MaXN0TWVtb3JpZXNSZXF1ZXN0Gh4uYWdlbnQudjEuTGlzdE1lbW9yaWVzUmVzcG9uc2UiHoLT5JMCGBIWL2FwaS92MS9hZ2VudC9tZW1vcmllcxKgAQoUTGlzdFNoYWRvd2VkTWVtb3JpZXMSJS5hZ2VudC52MS5MaXN0U2hhZG93ZWRNZW1vcmllc1JlcXVlc3QaJi5hZ2VudC52MS5MaXN0U2hhZG93ZWRNZW1vcmllc1Jlc3BvbnNlIjmKgBkJbm90X2ZvdW5kgtPkkwImEiQvYXBpL3YxL2FnZW50L21lbW9yaWVzL3tpZH0vc2hhZG93ZWRCTwoVZGV2LmFnZW50bWVtLmFnZW50LnYxUAFaIGFnZW50bWVtL2dlbi9nby9hZ2VudC92MTthZ2VudHYxqgIRQWdlbnRNZW0uQWdlbnQuVjFiBnByb3RvMw", [file_agent_v1_errors, file_agent_v1_json_options, file_agent_v1_mcp, file_google_api_annotations, file_google_api_field_behavior, file_google_protobuf_field_mask, file_google_protobuf_struct]);
 
 /**
  * A stored memory, one version of it.
@@ -146,7 +146,7 @@ export type Memory = Message<"agent.v1.Memory"> & {
   /**
    * Only in write responses, and absent when empty: the contradictions this write
    * found for this memory (in a create response, the entries of the response's
-   * `contradictions` whose memory_id is this memory's id).
+   * `contradictions` whose `memoryId` is this memory's id).
    *
    * @generated from field: repeated agent.v1.Contradiction contradictions = 19;
    */
@@ -188,7 +188,7 @@ export const ProvenanceSchema: GenMessage<Provenance> = /*@__PURE__*/
 
 /**
  * The writable fields of a memory. On create, content and type are required;
- * on update (a partial update: the fields given, or those in update_mask), every
+ * on update (a partial update: the fields given, or those in `updateMask`), every
  * field is optional.
  *
  * @generated from message agent.v1.MemoryInput
@@ -236,7 +236,7 @@ export type MemoryInput = Message<"agent.v1.MemoryInput"> & {
   validFrom?: string | undefined;
 
   /**
-   * ISO 8601 date or timestamp; must be after valid_from.
+   * ISO 8601 date or timestamp; must be after `validFrom`.
    *
    * @generated from field: optional string valid_until = 7;
    */
@@ -353,13 +353,12 @@ export type CreateMemoriesRequest = Message<"agent.v1.CreateMemoriesRequest"> & 
 
   /**
    * Preview the write: validate it, look up duplicates and contradictions, and answer
-   * the response a real create would give (with `dry_run` true in it), but store,
+   * the response a real create would give (with `dryRun` true in it), but store,
    * shadow, index and count nothing. The ids of new memories are provisional: never
    * stored (GET answers not_found), and a real create assigns others. A dry run is
-   * neither charged nor refused by the plan's memory and cost caps, and ignores an
-   * Idempotency-Key (its format is still checked): it neither claims the key nor
-   * replays a response stored for it, so the real create can use the same key.
-   * Applies to a single memory and to a batch alike.
+   * neither charged nor refused by the plan's memory and cost caps, and neither
+   * claims nor replays an idempotency key (its format is still checked), so the real
+   * create can use the same key. Applies to a single memory and to a batch alike.
    *
    * @generated from field: optional bool dry_run = 13;
    */
@@ -551,7 +550,7 @@ export type CreateMemoryResult = Message<"agent.v1.CreateMemoryResult"> & {
   supersedes: string[];
 
   /**
-   * stored, or duplicate (nothing stored; see `duplicate_of`).
+   * stored, or duplicate (nothing stored; see `duplicateOf`).
    *
    * @generated from field: agent.v1.CreateOutcome outcome = 4;
    */
@@ -643,6 +642,8 @@ export const CreateMemoriesResponseSchema: GenMessage<CreateMemoriesResponse> = 
  */
 export type GetMemoryRequest = Message<"agent.v1.GetMemoryRequest"> & {
   /**
+   * The memory's id (mem_...), as created or recalled.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -667,6 +668,8 @@ export const GetMemoryRequestSchema: GenMessage<GetMemoryRequest> = /*@__PURE__*
  */
 export type UpdateMemoryRequest = Message<"agent.v1.UpdateMemoryRequest"> & {
   /**
+   * The memory's id (mem_...) to change; the change is stored as its next version.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -681,7 +684,7 @@ export type UpdateMemoryRequest = Message<"agent.v1.UpdateMemoryRequest"> & {
   /**
    * Fields of `memory` to apply. When empty, every field set in `memory` is
    * applied (non-empty lists, present values). A listed field left unset clears
-   * it (valid_until, tags, metadata) or is rejected when it is required.
+   * it (`validUntil`, tags, metadata) or is rejected when it is required.
    *
    * @generated from field: google.protobuf.FieldMask update_mask = 3;
    */
@@ -700,6 +703,8 @@ export const UpdateMemoryRequestSchema: GenMessage<UpdateMemoryRequest> = /*@__P
  */
 export type DeleteMemoryRequest = Message<"agent.v1.DeleteMemoryRequest"> & {
   /**
+   * The memory's id (mem_...) to erase with all its versions.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -748,6 +753,8 @@ export const DeleteMemoryResponseSchema: GenMessage<DeleteMemoryResponse> = /*@_
  */
 export type ListMemoryVersionsRequest = Message<"agent.v1.ListMemoryVersionsRequest"> & {
   /**
+   * The memory's id (mem_...) whose versions to list.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -842,7 +849,7 @@ export type ListMemoriesRequest = Message<"agent.v1.ListMemoriesRequest"> & {
   pageSize?: number | undefined;
 
   /**
-   * next_page_token of the previous page, with the same filters.
+   * `nextPageToken` of the previous page, with the same filters.
    *
    * @generated from field: string page_token = 9;
    */
@@ -901,7 +908,7 @@ export type ListShadowedMemoriesRequest = Message<"agent.v1.ListShadowedMemories
   pageSize?: number | undefined;
 
   /**
-   * next_page_token of the previous page.
+   * `nextPageToken` of the previous page.
    *
    * @generated from field: string page_token = 3;
    */
@@ -920,7 +927,7 @@ export const ListShadowedMemoriesRequestSchema: GenMessage<ListShadowedMemoriesR
  */
 export type ListShadowedMemoriesResponse = Message<"agent.v1.ListShadowedMemoriesResponse"> & {
   /**
-   * Memories whose superseded_by is the given memory, newest first (by creation time, then id).
+   * Memories whose `supersededBy` is the given memory, newest first (by creation time, then id).
    *
    * @generated from field: repeated agent.v1.Memory memories = 1;
    */
@@ -953,31 +960,43 @@ export enum MemoryType {
   UNSPECIFIED = 0,
 
   /**
+   * Something true about the user, a project or the world ("The user lives in Munich").
+   *
    * @generated from enum value: MEMORY_TYPE_FACT = 1;
    */
   FACT = 1,
 
   /**
+   * Something learned from experience that should change how a task is done next time.
+   *
    * @generated from enum value: MEMORY_TYPE_LESSON = 2;
    */
   LESSON = 2,
 
   /**
+   * An instruction to follow from now on ("Always run the linter before committing").
+   *
    * @generated from enum value: MEMORY_TYPE_DIRECTIVE = 3;
    */
   DIRECTIVE = 3,
 
   /**
+   * What someone likes or wants, as a choice among options ("Prefers tea over coffee").
+   *
    * @generated from enum value: MEMORY_TYPE_PREFERENCE = 4;
    */
   PREFERENCE = 4,
 
   /**
+   * A person or organisation and how to reach them (name, role, email, phone).
+   *
    * @generated from enum value: MEMORY_TYPE_CONTACT = 5;
    */
   CONTACT = 5,
 
   /**
+   * A link or reference worth finding again, with what it is for.
+   *
    * @generated from enum value: MEMORY_TYPE_BOOKMARK = 6;
    */
   BOOKMARK = 6,
@@ -1090,7 +1109,7 @@ export enum MemoryState {
   ACTIVE = 1,
 
   /**
-   * Replaced by a newer memory (superseded_by); readable, recalled only with include_shadowed.
+   * Replaced by a newer memory (`supersededBy`); readable, recalled only with `includeShadowed`.
    *
    * @generated from enum value: MEMORY_STATE_SHADOWED = 2;
    */
@@ -1123,7 +1142,7 @@ export enum CreateOutcome {
 
   /**
    * Nothing was stored: an active memory (or an earlier memory of the same batch) has
-   * the same normalised content, type and containers; `duplicate_of` names it.
+   * the same normalised content, type and containers; `duplicateOf` names it.
    *
    * @generated from enum value: CREATE_OUTCOME_DUPLICATE = 2;
    */
@@ -1151,20 +1170,20 @@ export const MemoryService: GenService<{
    * it (and against earlier memories of the same batch): a contradicted memory is
    * shadowed, never modified otherwise, and listed in `contradictions`. A memory whose
    * normalised content equals an active memory's of the same type and containers is
-   * not stored again: its result names the existing memory in `duplicate_of`.
+   * not stored again: its result names the existing memory in `duplicateOf`.
    *
    * Each result says what became of its memory: `outcome` (stored or duplicate), the
    * older memories it `shadowed` (with the rule and reason), the similar ones it was
-   * `kept_beside`, and a one-line `summary`.
+   * `keptBeside`, and a one-line `summary`.
    *
    * Send an `Idempotency-Key` header (gRPC/Connect metadata `idempotency-key`, 1 to
    * 255 printable ASCII characters) to make retries safe: a retry with the same key
    * from the same API key within 24 hours returns the first response without writing
    * again; the same key with a different request fails with invalid_request.
    *
-   * With `dry_run` the request is validated and checked exactly as a real create, and
+   * With `dryRun` the request is validated and checked exactly as a real create, and
    * the response is the one a real create would return, but nothing is stored,
-   * shadowed, indexed or counted against the plan (see `dry_run`).
+   * shadowed, indexed or counted against the plan (see `dryRun`).
    *
    * @generated from rpc agent.v1.MemoryService.CreateMemories
    */

@@ -386,6 +386,8 @@ export type CreateSkillRequest = Message<"agent.v1.CreateSkillRequest"> & {
   maturity: SkillMaturity;
 
   /**
+   * The skill's licence: an SPDX identifier (MIT, Apache-2.0) or the name of a bundled file.
+   *
    * @generated from field: optional string license = 8;
    */
   license?: string | undefined;
@@ -398,11 +400,15 @@ export type CreateSkillRequest = Message<"agent.v1.CreateSkillRequest"> & {
   compatibility?: string | undefined;
 
   /**
+   * Tools the skill may use without asking, as the agent names them (e.g. "Bash(git:*)", "Read").
+   *
    * @generated from field: repeated string allowed_tools = 10;
    */
   allowedTools: string[];
 
   /**
+   * Extra string key-value pairs kept with the skill (the SKILL.md frontmatter's metadata).
+   *
    * @generated from field: map<string, string> metadata = 11;
    */
   metadata: { [key: string]: string };
@@ -446,11 +452,15 @@ export const CreateSkillResponseSchema: GenMessage<CreateSkillResponse> = /*@__P
  */
 export type GetSkillRequest = Message<"agent.v1.GetSkillRequest"> & {
   /**
+   * The skill's id (skl_...); give this or `slug`.
+   *
    * @generated from field: optional string id = 1;
    */
   id?: string | undefined;
 
   /**
+   * The skill's slug in the workspace (e.g. "release-notes"); give this or `id`.
+   *
    * @generated from field: optional string slug = 2;
    */
   slug?: string | undefined;
@@ -527,6 +537,8 @@ export type SearchSkillsRequest = Message<"agent.v1.SearchSkillsRequest"> & {
   containers: string[];
 
   /**
+   * Also return deprecated skills (left out by default).
+   *
    * @generated from field: bool include_deprecated = 6;
    */
   includeDeprecated: boolean;
@@ -610,31 +622,43 @@ export const SearchSkillsResponseSchema: GenMessage<SearchSkillsResponse> = /*@_
  */
 export type ListSkillsRequest = Message<"agent.v1.ListSkillsRequest"> & {
   /**
+   * Skills carrying any of these tags.
+   *
    * @generated from field: repeated string tags = 1;
    */
   tags: string[];
 
   /**
+   * Skills of any of these maturities.
+   *
    * @generated from field: repeated agent.v1.SkillMaturity maturity = 2;
    */
   maturity: SkillMaturity[];
 
   /**
+   * Skills of any of these visibilities.
+   *
    * @generated from field: repeated agent.v1.SkillVisibility visibility = 3;
    */
   visibility: SkillVisibility[];
 
   /**
+   * Skills of any of these containers (and workspace-wide ones); default all the key can see.
+   *
    * @generated from field: repeated string containers = 4;
    */
   containers: string[];
 
   /**
+   * Skills that came about in any of these ways (created, imported, installed, forked).
+   *
    * @generated from field: repeated agent.v1.SkillSource source = 5;
    */
   source: SkillSource[];
 
   /**
+   * Also list deprecated skills (left out by default).
+   *
    * @generated from field: bool include_deprecated = 6;
    */
   includeDeprecated: boolean;
@@ -647,7 +671,7 @@ export type ListSkillsRequest = Message<"agent.v1.ListSkillsRequest"> & {
   pageSize?: number | undefined;
 
   /**
-   * next_page_token of the previous page, with the same filters.
+   * `nextPageToken` of the previous page, with the same filters.
    *
    * @generated from field: string page_token = 8;
    */
@@ -689,18 +713,23 @@ export const ListSkillsResponseSchema: GenMessage<ListSkillsResponse> = /*@__PUR
 
 /**
  * Names the skill by id or slug; applies the fields given (non-empty lists and
- * maps, present values), or those named in update_mask (a listed field left
+ * maps, present values), or those named in `updateMask` (a listed field left
  * empty clears it).
  *
  * @generated from message agent.v1.UpdateSkillRequest
  */
 export type UpdateSkillRequest = Message<"agent.v1.UpdateSkillRequest"> & {
   /**
+   * The skill's id (skl_...); give this or `slug`.
+   *
    * @generated from field: optional string id = 1;
    */
   id?: string | undefined;
 
   /**
+   * The skill's slug in the workspace; give this or `id`. To rename the slug, name it in
+   * `updateMask`.
+   *
    * @generated from field: optional string slug = 2;
    */
   slug?: string | undefined;
@@ -713,26 +742,36 @@ export type UpdateSkillRequest = Message<"agent.v1.UpdateSkillRequest"> & {
   expectedVersion?: number | undefined;
 
   /**
+   * 1 to 128 characters.
+   *
    * @generated from field: optional string name = 4;
    */
   name?: string | undefined;
 
   /**
+   * What the skill does and when to use it, 1 to 1024 characters.
+   *
    * @generated from field: optional string description = 5;
    */
   description?: string | undefined;
 
   /**
+   * The SKILL.md body, at most 262144 bytes.
+   *
    * @generated from field: optional string content = 6;
    */
   content?: string | undefined;
 
   /**
+   * Replaces the tags: at most 32 of 1 to 64 characters.
+   *
    * @generated from field: repeated string tags = 7;
    */
   tags: string[];
 
   /**
+   * Replaces the containers.
+   *
    * @generated from field: repeated string containers = 8;
    */
   containers: string[];
@@ -743,31 +782,44 @@ export type UpdateSkillRequest = Message<"agent.v1.UpdateSkillRequest"> & {
   maturity: SkillMaturity;
 
   /**
+   * An SPDX identifier or the name of a bundled file.
+   *
    * @generated from field: optional string license = 10;
    */
   license?: string | undefined;
 
   /**
+   * 1 to 500 characters.
+   *
    * @generated from field: optional string compatibility = 11;
    */
   compatibility?: string | undefined;
 
   /**
+   * Replaces the tools the skill may use without asking.
+   *
    * @generated from field: repeated string allowed_tools = 12;
    */
   allowedTools: string[];
 
   /**
+   * Replaces the string key-value pairs kept with the skill.
+   *
    * @generated from field: map<string, string> metadata = 13;
    */
   metadata: { [key: string]: string };
 
   /**
+   * Replaces the bundled files: at most 64; the skill with its files at most 4 MiB.
+   *
    * @generated from field: repeated agent.v1.SkillFile files = 14;
    */
   files: SkillFile[];
 
   /**
+   * Comma-separated JSON names of the fields to apply (e.g. "description,tags"); a listed
+   * field left empty clears it. When absent, the fields given are applied.
+   *
    * @generated from field: google.protobuf.FieldMask update_mask = 15;
    */
   updateMask?: FieldMask | undefined;
@@ -948,16 +1000,22 @@ export const ImportSkillResponseSchema: GenMessage<ImportSkillResponse> = /*@__P
  */
 export type ExportSkillRequest = Message<"agent.v1.ExportSkillRequest"> & {
   /**
+   * The skill's id (skl_...); give this or `slug`.
+   *
    * @generated from field: optional string id = 1;
    */
   id?: string | undefined;
 
   /**
+   * The skill's slug in the workspace; give this or `id`.
+   *
    * @generated from field: optional string slug = 2;
    */
   slug?: string | undefined;
 
   /**
+   * An earlier version to export; the latest when absent.
+   *
    * @generated from field: optional int32 version = 3;
    */
   version?: number | undefined;
@@ -1174,7 +1232,7 @@ export enum SkillState {
   ACTIVE = 1,
 
   /**
-   * Soft-deprecated: readable, left out of search unless include_deprecated.
+   * Soft-deprecated: readable, left out of search unless `includeDeprecated`.
    *
    * @generated from enum value: SKILL_STATE_DEPRECATED = 2;
    */

@@ -198,7 +198,7 @@ export type RateLimits = Message<"agent.v1.RateLimits"> & {
   burstPerSecond: number;
 
   /**
-   * How long a burst at burst_per_second may last before the key is held to sustained_per_second.
+   * How long a burst at `burstPerSecond` may last before the key is held to `sustainedPerSecond`.
    *
    * @generated from field: double burst_seconds = 3;
    */

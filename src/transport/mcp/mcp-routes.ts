@@ -15,6 +15,8 @@ export interface McpRoutesOptions {
   /** gen/mcp-tools.json. */
   tools: McpToolDefinition[];
   auth: Authenticator;
+  /** The package's version, which the MCP server reports. */
+  version: string;
 }
 
 // The headers the MCP transport looks at; the others (the key among them) stay out of its Request.
@@ -28,7 +30,7 @@ const transportHeaders = ["accept", "content-type", "mcp-protocol-version"];
  * admitted request run many calls, so they are refused.
  */
 export async function mcpRoutes(app: FastifyInstance, opts: McpRoutesOptions): Promise<void> {
-  const parts = mcpServerParts(opts.bindings, opts.tools, new AjvJsonSchemaValidator(), app.log);
+  const parts = mcpServerParts(opts.bindings, opts.tools, new AjvJsonSchemaValidator(), app.log, opts.version);
 
   const authorize = async (req: FastifyRequest) => {
     const principal = await opts.auth.authenticate(requestHeaders(req.headers));

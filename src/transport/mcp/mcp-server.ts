@@ -28,6 +28,7 @@ import {
   skillRpcs,
   type SkillRpcs,
 } from "./skill-resources.js";
+import { leanAnswers, type LeanAnswer } from "./lean-answers.js";
 import type { McpToolDefinition } from "./tool-definitions.js";
 import { JsonRpcError, protocolError, toolError, toolResult } from "./tool-results.js";
 
@@ -40,6 +41,8 @@ const instructions =
 
 /** What every MCP request's server is built from; resolved once, at start. */
 export interface McpServerParts {
+  /** The server's name and version as MCP reports them: the package's. */
+  serverInfo: { name: string; version: string };
   tools: Tool[];
   rpcs: Map<string, BoundRpc>;
   skills: SkillRpcs;
@@ -52,8 +55,10 @@ export function mcpServerParts(
   definitions: McpToolDefinition[],
   validator: jsonSchemaValidator,
   log: FastifyBaseLogger,
+  version: string,
 ): McpServerParts {
   return {
+    serverInfo: { name: "agentmem", version },
     tools: definitions.map(({ rpc: _rpc, ...tool }) => tool as Tool),
     rpcs: new Map(definitions.map((d) => [d.name, bindRpc(bindings, d.rpc)])),
     skills: skillRpcs(bindings),
@@ -62,9 +67,17 @@ export function mcpServerParts(
   };
 }
 
-async function callTool(parts: McpServerParts, rpc: BoundRpc, args: JsonValue, headers: Headers, logFields: RequestLogFields): Promise<CallToolResult> {
+async function callTool(
+  parts: McpServerParts,
+  rpc: BoundRpc,
+  lean: LeanAnswer | undefined,
+  args: Record<string, JsonValue>,
+  headers: Headers,
+  logFields: RequestLogFields,
+): Promise<CallToolResult> {
   try {
-    return toolResult(await callRpc(rpc, args, headers));
+    if (!lean) return toolResult(await callRpc(rpc, args, headers));
+    return toolResult(lean.answer(args, await callRpc(rpc, lean.request(args), headers)));
   } catch (err) {
     noteError(logFields, err);
     // Handlers' failures are ConnectErrors already (bindService logs the unexpected ones); log the rest.
@@ -101,7 +114,7 @@ export function invalidToolCall(message: unknown): JsonRpcError | undefined {
  */
 export function mcpServer(parts: McpServerParts, headers: Headers, logFields: RequestLogFields): Server {
   const server = new Server(
-    { name: "agentmem", version: "1.0.0" },
+    parts.serverInfo,
     {
       capabilities: { tools: { listChanged: false }, resources: { listChanged: false }, prompts: { listChanged: false } },
       instructions,
@@ -112,7 +125,8 @@ export function mcpServer(parts: McpServerParts, headers: Headers, logFields: Re
   server.setRequestHandler(CallToolRequestSchema, (request) => {
     const rpc = parts.rpcs.get(request.params.name);
     if (!rpc) throw new JsonRpcError(ErrorCode.InvalidParams, `unknown tool ${request.params.name}`, undefined);
-    return callTool(parts, rpc, (request.params.arguments ?? {}) as JsonValue, headers, logFields);
+    const { name, arguments: args = {} } = request.params;
+    return callTool(parts, rpc, leanAnswers.get(name), args as Record<string, JsonValue>, headers, logFields);
   });
   server.setRequestHandler(ListResourcesRequestSchema, (request) => listSkillResources(parts.skills, headers, request.params?.cursor));
   server.setRequestHandler(ListResourceTemplatesRequestSchema, () => skillResourceTemplates());

@@ -1,5 +1,5 @@
 import { getOption, hasOption, type DescMethod, type DescService } from "@bufbuild/protobuf";
-import { mcp_tool } from "../../../gen/agent/v1/mcp_pb.js";
+import { mcp_description, mcp_tool } from "../../../gen/agent/v1/mcp_pb.js";
 import { standaloneSchema, type Json, type SchemaOptions } from "../../codegen/json-schema.js";
 
 // Which RPCs are MCP tools, and their definitions. protoc-gen-openapi writes the definitions, with
@@ -31,13 +31,13 @@ export function mcpToolDefinitions(services: DescService[], describe?: SchemaOpt
     if (name === undefined) continue;
     if (!/^[a-z][a-z0-9_]{0,63}$/.test(name)) throw new Error(`${rpcName(method)}: MCP tool name ${name} is not snake_case`);
     if (tools.some((tool) => tool.name === name)) throw new Error(`${rpcName(method)}: MCP tool name ${name} is taken`);
-    const description = describe?.(method);
+    const description = hasOption(method, mcp_description) ? getOption(method, mcp_description) : describe?.(method);
     tools.push({
       name,
       rpc: rpcName(method),
       ...(description === undefined ? {} : { description }),
-      inputSchema: standaloneSchema(method.input, describe),
-      outputSchema: standaloneSchema(method.output, describe),
+      inputSchema: standaloneSchema(method.input, { describe, singleItem: true }),
+      outputSchema: standaloneSchema(method.output, { describe }),
     });
   }
   return tools;
