@@ -42,6 +42,7 @@ import type { SkillVectorIndex } from "./search/skills/skill-vector-index.js";
 import { skillService } from "./skills/skill-service.js";
 import { createEmailSender, type EmailSender } from "./marketplace/email-sender.js";
 import { marketplaceService } from "./marketplace/marketplace-service.js";
+import { marketplaceRefusal } from "./marketplace/marketplace-rules.js";
 import { moderationService } from "./marketplace/moderation-service.js";
 import { skillPublishing } from "./marketplace/publishing.js";
 import type { VectorIndex } from "./search/vector/vector-index.js";
@@ -236,14 +237,13 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       bindService(
         MarketplaceService,
         marketplaceService(db, {
-          enabled: config.MARKETPLACE_ENABLED,
           terms: config.marketplaceTerms,
           index: skillIndex,
           embedQuery,
           usage,
           afterWrite: afterSkillWrite,
         }),
-        { ...guard, role: "agent" },
+        { ...guard, role: "agent", refusal: () => marketplaceRefusal(config.MARKETPLACE_ENABLED) },
       ),
       bindService(ModerationService, moderationService(db, { afterWrite: afterSkillWrite, emailQueued: () => emails?.kick() }), {
         ...guard,
@@ -281,6 +281,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       bodyTimeoutMs: config.REQUEST_BODY_TIMEOUT_MS,
       auth,
       keylessServices: new Set([Health.typeName]),
+      refusal: (typeName) => bindings.find((b) => b.service.typeName === typeName)?.refusal(),
       admission,
     });
 

@@ -1,3 +1,4 @@
+import type { ConnectError } from "@connectrpc/connect";
 import { z } from "zod";
 import { ReportReasonSchema } from "../../gen/agent/v1/marketplace_pb.js";
 import { apiError, invalidRequest } from "../errors/api-error.js";
@@ -18,11 +19,15 @@ export const marketplaceLimits = {
   maxPageSize: 100,
 } as const;
 
-/** Every marketplace route, publish-public and unpublish answer this while MARKETPLACE_ENABLED is false. */
+/** What every marketplace route answers while MARKETPLACE_ENABLED is false, before its request is read. */
+export function marketplaceRefusal(enabled: boolean): ConnectError | undefined {
+  return enabled ? undefined : apiError("MARKETPLACE_DISABLED", "the marketplace is disabled on this server (MARKETPLACE_ENABLED=false)");
+}
+
+/** Publish-public and unpublish (skill routes) answer the marketplace's refusal while it is off. */
 export function assertMarketplaceEnabled(enabled: boolean): void {
-  if (!enabled) {
-    throw apiError("MARKETPLACE_DISABLED", "the marketplace is disabled on this server (MARKETPLACE_ENABLED=false)");
-  }
+  const refused = marketplaceRefusal(enabled);
+  if (refused) throw refused;
 }
 
 // Popularity: every install (by a new workspace) and every fork adds 2^(t / halfLife), t measured from a

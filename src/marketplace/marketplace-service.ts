@@ -22,7 +22,6 @@ import { marketplaceSkillMessage, reportMessage, appealMessage, summaryMessage }
 import {
   appealRetryAfterSeconds,
   appealWindowMs,
-  assertMarketplaceEnabled,
   lineageOf,
   marketplaceLimits,
   optionalText,
@@ -48,7 +47,6 @@ import { appealTimesSince, fileReport, insertAppeal, lockOwner, pendingAppealOf 
 import type { MarketplaceTerms } from "./terms.js";
 
 export interface MarketplaceServiceOptions {
-  enabled: boolean;
   terms: MarketplaceTerms;
   index: SkillVectorIndex;
   embedQuery(text: string): Promise<Float32Array>;
@@ -149,7 +147,6 @@ export function marketplaceService(db: Database, opts: MarketplaceServiceOptions
 
   return {
     async searchMarketplace(req, ctx) {
-      assertMarketplaceEnabled(opts.enabled);
       agentPrincipal(ctx);
       const started = performance.now();
       const q = parseOrThrow(searchRules, req);
@@ -192,7 +189,6 @@ export function marketplaceService(db: Database, opts: MarketplaceServiceOptions
     },
 
     async getMarketplaceSkill(req, ctx) {
-      assertMarketplaceEnabled(opts.enabled);
       const p = agentPrincipal(ctx);
       const byId = req.id !== undefined && req.id !== "";
       const bySlug = (req.slug ?? "") !== "" || (req.authorHandle ?? "") !== "";
@@ -213,7 +209,6 @@ export function marketplaceService(db: Database, opts: MarketplaceServiceOptions
     },
 
     async installSkill(req, ctx) {
-      assertMarketplaceEnabled(opts.enabled);
       const p = agentPrincipal(ctx);
       const id = requiredId(req.id);
       const { copy, created } = await db.transaction((tx) => install(tx, p, id));
@@ -223,7 +218,6 @@ export function marketplaceService(db: Database, opts: MarketplaceServiceOptions
     },
 
     async forkSkill(req, ctx) {
-      assertMarketplaceEnabled(opts.enabled);
       const p = agentPrincipal(ctx);
       const id = requiredId(req.id);
       const slug = req.slug === undefined || req.slug === "" ? undefined : parseOrThrow(slugRule, req.slug, "slug");
@@ -247,7 +241,6 @@ export function marketplaceService(db: Database, opts: MarketplaceServiceOptions
     },
 
     async reportSkill(req, ctx) {
-      assertMarketplaceEnabled(opts.enabled);
       const p = agentPrincipal(ctx);
       const id = requiredId(req.id);
       const reason = reasonName(req.reason);
@@ -259,7 +252,6 @@ export function marketplaceService(db: Database, opts: MarketplaceServiceOptions
     },
 
     async appealTakedown(req, ctx) {
-      assertMarketplaceEnabled(opts.enabled);
       const p = agentPrincipal(ctx);
       const id = requiredId(req.id);
       if (req.message.trim() === "") throw invalidRequest("message", "required", "is required: why the takedown should be reversed");
@@ -293,7 +285,6 @@ export function marketplaceService(db: Database, opts: MarketplaceServiceOptions
     },
 
     async getMarketplaceTerms(_req, ctx) {
-      assertMarketplaceEnabled(opts.enabled);
       agentPrincipal(ctx);
       return { version: opts.terms.version, content: opts.terms.content };
     },

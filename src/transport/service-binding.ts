@@ -15,6 +15,11 @@ import { assertStorableStrings } from "./storable-strings.js";
 export interface ServiceBinding {
   service: DescService;
   impl: ServiceImpl<DescService>;
+  /**
+   * Why every call of the service is refused (a feature turned off), or undefined. Transports ask
+   * once the key is checked and before the request is read, so the caller learns that first.
+   */
+  refusal(): ConnectError | undefined;
 }
 
 type UnaryFn = (req: unknown, ctx: HandlerContext) => Promise<unknown>;
@@ -27,6 +32,8 @@ export interface GuardOptions {
   admission: Admission;
   /** Every call runs through it, so shutdown can wait for the calls in flight. */
   calls: InFlightGate;
+  /** See ServiceBinding.refusal; none by default. */
+  refusal?: () => ConnectError | undefined;
 }
 
 /** Transports whose HTTP requests the rate-limit hook (rate-limit-hook.ts) admits before any RPC runs. */
@@ -49,7 +56,8 @@ export function bindService<S extends DescService>(service: S, impl: ServiceImpl
   for (const [name, fn] of Object.entries(impl as Record<string, UnaryFn>)) {
     guarded[name] = (req, ctx) => opts.calls.run(() => guardedCall(fn, req, ctx));
   }
-  return { service, impl: guarded as ServiceImpl<DescService> };
+  const refusal = opts.refusal ?? (() => undefined);
+  return { service, impl: guarded as ServiceImpl<DescService>, refusal };
 
   /** One call under that policy. */
   async function guardedCall(fn: UnaryFn, req: unknown, ctx: HandlerContext): Promise<unknown> {
@@ -73,6 +81,8 @@ export function bindService<S extends DescService>(service: S, impl: ServiceImpl
       if (principal.role !== opts.role) {
         throw apiError("forbidden", `${principal.role} keys cannot call ${service.typeName}`);
       }
+      const refused = refusal();
+      if (refused) throw refused;
       ctx.values.set(principalKey, principal);
       assertStorableStrings(ctx.method.input, req as object);
       return await fn(req, ctx);

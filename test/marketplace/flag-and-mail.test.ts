@@ -36,6 +36,17 @@ describe("with the marketplace off (the default)", () => {
       expect(res.status, path).toBe(403);
       expect(res.body.error.code, path).toBe("MARKETPLACE_DISABLED");
     }
+    // Before the body is validated: an id of the wrong shape, an unknown field, a body of the wrong type.
+    for (const path of marketplaceRoutes.map((r) => `/api/v1/agent/marketplace/${r}`)) {
+      for (const body of [{ id: "skl_x" }, { nonsense: true }, ["not", "an", "object"]]) {
+        const res = await call("POST", path, body);
+        expect(res.status, `${path} ${JSON.stringify(body)}`).toBe(403);
+        expect(res.body.error.code, path).toBe("MARKETPLACE_DISABLED");
+      }
+    }
+    // A wrong key is still told so first.
+    const wrongKey = await rest(server.url, "am_wrong")("POST", "/api/v1/agent/marketplace/search", { nonsense: true });
+    expect(wrongKey.status).toBe(401);
     // The skill stays private; the rest of the skills API works.
     expect((await call("POST", "/api/v1/agent/skills/get", { id })).body.skill.visibility).toBe("private");
   });
@@ -56,6 +67,16 @@ describe("with the marketplace off (the default)", () => {
         expect(err.code).toBe(Code.PermissionDenied);
         expect(err.findDetails(ErrorInfoSchema)[0]?.reason).toBe("MARKETPLACE_DISABLED");
       }
+    }
+    // Connect JSON with fields the request message does not have: refused before it is decoded.
+    for (const method of MarketplaceService.methods) {
+      const res = await fetch(`${server.url}/${MarketplaceService.typeName}/${method.name}`, {
+        method: "POST",
+        headers: { ...headers, "content-type": "application/json" },
+        body: JSON.stringify({ id: "skl_x", nonsense: true }),
+      });
+      expect(res.status, method.name).toBe(403);
+      expect(((await res.json()) as { code: string }).code, method.name).toBe("permission_denied");
     }
   });
 });

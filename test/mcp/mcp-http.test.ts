@@ -132,7 +132,7 @@ describe.each(backends)("MCP over Streamable HTTP (%s)", (backend) => {
       }
       for (const text of texts) {
         // Backticked names are the names the tool takes: JSON names, not proto field names.
-        const snake = [...text.matchAll(/`([a-z0-9]+(?:_[a-z0-9]+)+)`/g)].map((m) => m[1]).filter((n) => protoNames.has(n));
+        const snake = [...text.matchAll(/`([a-z0-9]+(?:_[a-z0-9]+)+)`/g)].map((m) => m[1]!).filter((n) => protoNames.has(n));
         expect(snake, `${tool.name}: ${text}`).toEqual([]);
         // Advice a tool call cannot follow: tool calls send no headers of their own.
         expect(text, tool.name).not.toMatch(/Idempotency-Key|header/i);
@@ -293,6 +293,7 @@ describe.each(backends)("MCP over Streamable HTTP (%s)", (backend) => {
       expect(viaRest.status).toBe(403);
       expect(viaRest.body.error.code).toBe("MARKETPLACE_DISABLED");
       await expectToolError(client, mcpToolName(method)!, {}, viaRest.body.error);
+      await expectToolError(client, mcpToolName(method)!, { id: "skl_x", nonsense: true }, viaRest.body.error);
     }
   });
 

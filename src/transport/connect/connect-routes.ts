@@ -21,6 +21,8 @@ export interface ConnectRoutesOptions {
   auth: Authenticator;
   /** Services callable without a key (gRPC health); every other call's key is checked before its body is read. */
   keylessServices: ReadonlySet<string>;
+  /** Why every call of a service is refused (ServiceBinding.refusal), checked after the key and before the body. */
+  refusal(serviceTypeName: string): ConnectError | undefined;
   admission: Admission;
 }
 
@@ -124,6 +126,8 @@ export async function connectRoutes(app: FastifyInstance, opts: ConnectRoutesOpt
       );
       if (unauthenticated) return unauthenticated;
     }
+    const off = opts.refusal(handler.service.typeName);
+    if (off) return off;
     try {
       bodyReadStarted.add(req);
       return await vetBody(wire, handler.method, header, requestBody(req), vet);

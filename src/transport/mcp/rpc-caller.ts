@@ -9,6 +9,8 @@ import type { ServiceBinding } from "../service-binding.js";
 export interface BoundRpc {
   method: DescMethod;
   handler: UnaryHandler;
+  /** The service's refusal (ServiceBinding.refusal), asked before the arguments are read. */
+  refusal: ServiceBinding["refusal"];
 }
 
 /** Finds an RPC by its full name (agent.v1.MemoryService/CreateMemories) among the bindings. */
@@ -17,7 +19,7 @@ export function bindRpc(bindings: ServiceBinding[], rpc: string): BoundRpc {
   const binding = bindings.find((b) => b.service.typeName === serviceName);
   const method = binding?.service.methods.find((m) => m.name === methodName);
   if (!binding || !method) throw new Error(`${rpc} is not served (gen/mcp-tools.json is stale? run npm run generate)`);
-  return { method, handler: boundHandler(binding, method) };
+  return { method, handler: boundHandler(binding, method), refusal: binding.refusal };
 }
 
 /**
@@ -28,6 +30,8 @@ export function bindRpc(bindings: ServiceBinding[], rpc: string): BoundRpc {
  */
 export async function callRpc(rpc: BoundRpc, args: JsonValue, requestHeader: Headers): Promise<JsonValue> {
   const { method } = rpc;
+  const refused = rpc.refusal();
+  if (refused) throw refused;
   const json = fromRestJson(method.input, args, "");
   const ctx = createHandlerContext({
     service: method.parent,

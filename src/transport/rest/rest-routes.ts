@@ -68,14 +68,19 @@ function requestJson(route: RestRoute, req: FastifyRequest): Record<string, Json
 }
 
 /**
- * Registers every annotated method of the bindings as a REST route (a Fastify plugin). A request's key
- * is checked before its body is read or its query decoded: a caller without a valid key gets 401, not a
- * verdict on its input, and costs no parsing. The RPC authenticates again, from the cache.
+ * Registers every annotated method of the bindings as a REST route (a Fastify plugin). A request's key,
+ * then its service's refusal (a feature turned off), are checked before its body is read or its query
+ * decoded: a caller without a valid key gets 401, not a verdict on its input, and costs no parsing. The
+ * RPC authenticates again, from the cache.
  */
 export async function restRoutes(app: FastifyInstance, opts: { bindings: ServiceBinding[]; auth: Authenticator }): Promise<void> {
-  const authenticate = async (req: FastifyRequest) => void (await opts.auth.authenticate(requestHeaders(req.raw.headers)));
   for (const binding of opts.bindings) {
     const { service } = binding;
+    const admit = async (req: FastifyRequest) => {
+      await opts.auth.authenticate(requestHeaders(req.raw.headers));
+      const refused = binding.refusal();
+      if (refused) throw refused;
+    };
     for (const method of service.methods) {
       const route = restRouteOf(method);
       if (!route) continue;
@@ -83,7 +88,7 @@ export async function restRoutes(app: FastifyInstance, opts: { bindings: Service
       app.route({
         method: route.verb.toUpperCase() as HTTPMethods,
         url: route.url,
-        onRequest: authenticate,
+        onRequest: admit,
         handler: async (req: FastifyRequest, reply: FastifyReply) => {
           const json = requestJson(route, req);
           const ctx = createHandlerContext({
