@@ -193,8 +193,10 @@ describe("gen/openapi.json requirements", () => {
     const input = (name: string) => tools.find((t) => t.name === name)!.inputSchema;
     expect(input("recall").required).toEqual(["query"]);
     expect(input("skill_create").required).toEqual(["name", "description", "content"]);
-    expect(input("memory_create").oneOf[1].required).toEqual(["content", "type"]);
-    expect(input("memory_create").$defs.MemoryInput.required).toEqual(["content", "type"]);
+    // A tool takes one memory: its required fields at the top level, where every client looks.
+    expect(input("memory_create").required).toEqual(["content", "type"]);
+    expect(input("memory_create")).not.toHaveProperty("oneOf");
+    expect(input("memory_create").properties).not.toHaveProperty("memories");
     expect(input("memory_get").required).toEqual(["id"]);
     // An update's memory is partial: nothing in it is required.
     expect(input("memory_update").required).toEqual(["id", "memory"]);

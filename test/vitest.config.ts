@@ -5,8 +5,9 @@ export default defineConfig({
     root: new URL("..", import.meta.url).pathname,
     include: ["test/**/*.test.ts"],
     globalSetup: ["test/support/postgres-cluster.ts"],
-    testTimeout: 30_000,
-    hookTimeout: 120_000,
+    // Limits that catch a hung test, not a slow machine: tests wait for the conditions they need.
+    testTimeout: 300_000,
+    hookTimeout: 300_000,
     pool: "forks",
     // Vitest runs one file at a time on a 2-core machine by default; the files mostly wait on model
     // workers, databases and sockets, so four at once keep both cores busy.

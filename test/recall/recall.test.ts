@@ -49,6 +49,7 @@ async function keywordOnlyHitKeepsItsCosine(server: TestServer) {
 describe.each(backends)("recall (%s)", (backend) => {
   let server: TestServer;
   let agent: Rest;
+  let agentAuthorization: string;
   const ids = new Map<string, string>();
 
   const recall = async (body: object) => {
@@ -60,7 +61,9 @@ describe.each(backends)("recall (%s)", (backend) => {
 
   beforeAll(async () => {
     server = await startTestServer(backend);
-    agent = rest(server.url, await server.createKey("acme", "agent-1"));
+    const agentKey = await server.createKey("acme", "agent-1");
+    agent = rest(server.url, agentKey);
+    agentAuthorization = `Bearer ${agentKey}`;
     const created = await agent("POST", "/api/v1/agent/memories", { memories: corpus });
     created.body.ids.forEach((id: string, i: number) => ids.set(corpus[i]!.content, id));
     await server.app.indexer.drain();
@@ -96,8 +99,8 @@ describe.each(backends)("recall (%s)", (backend) => {
     const item = body.memories[0];
     expect(item.content).toBe(corpus[2]!.content);
     expect(item).toMatchObject({ id: ids.get(corpus[2]!.content), type: "contact", confidence: 1, containers: ["agent-1"] });
-    // It replaced nothing: supersedes is left out, as Connect JSON leaves out every empty list.
-    expect(item).not.toHaveProperty("supersedes");
+    // With receipts on, supersedes is always a list (spec 2.2): empty when it replaced nothing.
+    expect(item.supersedes).toEqual([]);
     expect(typeof item.similarity).toBe("number");
     expect(item).not.toHaveProperty("validUntil");
     expect(Object.keys(item.why).sort()).toEqual(
@@ -131,7 +134,28 @@ describe.each(backends)("recall (%s)", (backend) => {
     const body = await recall({ query: "office location", includeReceipt: false });
     expect(body).not.toHaveProperty("receipt");
     for (const m of body.memories) expect(m).not.toHaveProperty("why");
+    for (const m of body.memories) expect(m).not.toHaveProperty("supersedes");
     expect(body._meta.tokens).toBeGreaterThan(0);
+  });
+
+  it("writes every field the spec marks always (and supersedes with receipts) over Connect JSON too", async () => {
+    const connectRecall = async (body: object) => {
+      const res = await fetch(`${server.url}/agent.v1.RecallService/Recall`, {
+        method: "POST",
+        headers: { authorization: agentAuthorization, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+      expect(res.status).toBe(200);
+      return (await res.json()) as { memories: Record<string, unknown>[] };
+    };
+    for (const includeReceipt of [true, false]) {
+      const { memories } = await connectRecall({ query: "who leads the payments team?", includeReceipt });
+      expect(memories.length).toBeGreaterThan(0);
+      for (const item of memories) {
+        for (const field of ["id", "content", "type", "similarity", "confidence", "containers"]) expect(item, field).toHaveProperty(field);
+        if (includeReceipt) expect(item.supersedes).toEqual([]);
+      }
+    }
   });
 
   it("counts tokens of the returned contents with cl100k_base and honours maxTokens", async () => {

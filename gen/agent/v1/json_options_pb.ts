@@ -11,7 +11,7 @@ import { file_google_protobuf_descriptor } from "@bufbuild/protobuf/wkt";
  * Describes the file agent/v1/json_options.proto.
  */
 export const file_agent_v1_json_options: GenFile = /*@__PURE__*/
-  fileDesc("ChthZ2VudC92MS9qc29uX29wdGlvbnMucHJvdG8SCGFnZW50LnYxOj4KCm9taXRfZW1wdHkSHS5nb29nbGUucHJvdG9idWYuRmllbGRPcHRpb25zGIKQAyABKAhSCW9taXRFbXB0eTo1CgViYXRjaBIdLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE9wdGlvbnMYg5ADIAEoCFIFYmF0Y2hCTwoVZGV2LmFnZW50bWVtLmFnZW50LnYxUAFaIGFnZW50bWVtL2dlbi9nby9hZ2VudC92MTthZ2VudHYxqgIRQWdlbnRNZW0uQWdlbnQuVjFiBnByb3RvMw", [file_google_protobuf_descriptor]);
+  fileDesc("ChthZ2VudC92MS9qc29uX29wdGlvbnMucHJvdG8SCGFnZW50LnYxOj4KCm9taXRfZW1wdHkSHS5nb29nbGUucHJvdG9idWYuRmllbGRPcHRpb25zGIKQAyABKAhSCW9taXRFbXB0eTo1CgViYXRjaBIdLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE9wdGlvbnMYg5ADIAEoCFIFYmF0Y2g6QgoMd3JpdHRlbl93aXRoEh0uZ29vZ2xlLnByb3RvYnVmLkZpZWxkT3B0aW9ucxiFkAMgASgJUgt3cml0dGVuV2l0aEJPChVkZXYuYWdlbnRtZW0uYWdlbnQudjFQAVogYWdlbnRtZW0vZ2VuL2dvL2FnZW50L3YxO2FnZW50djGqAhFBZ2VudE1lbS5BZ2VudC5WMWIGcHJvdG8z", [file_google_protobuf_descriptor]);
 
 /**
  * A list that REST JSON leaves out when it is empty, as Connect JSON leaves out
@@ -32,4 +32,14 @@ export const omit_empty: GenExtension<FieldOptions, boolean> = /*@__PURE__*/
  */
 export const batch: GenExtension<FieldOptions, boolean> = /*@__PURE__*/
   extDesc(file_agent_v1_json_options, 1);
+
+/**
+ * A list that REST JSON writes, [] when empty, whenever the named sibling field is
+ * present, and leaves out otherwise: it belongs to that field's feature (e.g.
+ * RecallItem.supersedes, written with `why` when receipts are on).
+ *
+ * @generated from extension: string written_with = 51205;
+ */
+export const written_with: GenExtension<FieldOptions, string> = /*@__PURE__*/
+  extDesc(file_agent_v1_json_options, 2);
 

@@ -40,7 +40,8 @@ export async function connectRoutes(app: FastifyInstance, opts: ConnectRoutesOpt
   const router = createConnectRouter({
     readMaxBytes: opts.maxBytes,
     acceptCompression: compressions,
-    jsonOptions: { ignoreUnknownFields: false },
+    // Every field written, as REST writes them: a field the spec says is always present is present.
+    jsonOptions: { ignoreUnknownFields: false, alwaysEmitImplicit: true },
   });
   opts.routes(router);
   const bodyReadStarted = new WeakSet<FastifyRequest>();

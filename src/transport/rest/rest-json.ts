@@ -1,11 +1,12 @@
 import { getOption, hasOption, type DescField, type DescMessage, type JsonValue } from "@bufbuild/protobuf";
-import { omit_empty } from "../../../gen/agent/v1/json_options_pb.js";
+import { omit_empty, written_with } from "../../../gen/agent/v1/json_options_pb.js";
 import { invalidRequest } from "../../errors/api-error.js";
 import { restEnumName, restEnumValues } from "./enum-names.js";
 
 // REST JSON is proto3 JSON with every field written, and three differences: enums use their REST names,
-// lists marked (agent.v1.omit_empty) are left out when empty, and unknown fields are reported with their
-// full path. The walks follow the message descriptors.
+// lists marked (agent.v1.omit_empty) are left out when empty (those marked (agent.v1.written_with) when
+// their sibling is absent), and unknown fields are reported with their full path. The walks follow the
+// message descriptors.
 
 type JsonObject = Record<string, JsonValue>;
 
@@ -69,11 +70,26 @@ function mapField(
   return one(value, path);
 }
 
-const omitting = new WeakMap<DescField, boolean>();
-function omitsEmpty(field: DescField): boolean {
-  let omits = omitting.get(field);
-  if (omits === undefined) omitting.set(field, (omits = hasOption(field, omit_empty) && getOption(field, omit_empty)));
-  return omits;
+/** When a list is left out of REST JSON: never, when empty, or when the sibling it is written with is absent. */
+type Omission = false | "empty" | { without: string };
+const omissions = new WeakMap<DescField, Omission>();
+function omissionOf(field: DescField): Omission {
+  let omission = omissions.get(field);
+  if (omission === undefined) {
+    const sibling = hasOption(field, written_with) ? getOption(field, written_with) : "";
+    const jsonName = sibling && field.parent.fields.find((f) => f.name === sibling)?.jsonName;
+    if (sibling && !jsonName) throw new Error(`${field.parent.typeName}.${field.name}: written_with names no field ${sibling}`);
+    omission = jsonName ? { without: jsonName } : hasOption(field, omit_empty) && getOption(field, omit_empty) ? "empty" : false;
+    omissions.set(field, omission);
+  }
+  return omission;
+}
+
+function isOmitted(field: DescField, value: JsonValue, message: JsonObject): boolean {
+  const omission = omissionOf(field);
+  if (omission === false) return false;
+  if (omission === "empty") return Array.isArray(value) && value.length === 0;
+  return message[omission.without] === undefined || message[omission.without] === null;
 }
 
 const rewritten = new WeakMap<DescMessage, boolean>();
@@ -84,7 +100,7 @@ function needsRewrite(desc: DescMessage, seen = new Set<DescMessage>()): boolean
   if (seen.has(desc)) return false;
   seen.add(desc);
   const result = desc.fields.some(
-    (f) => f.enum !== undefined || omitsEmpty(f) || (f.message !== undefined && !isWellKnown(f.message) && needsRewrite(f.message, seen)),
+    (f) => f.enum !== undefined || omissionOf(f) !== false || (f.message !== undefined && !isWellKnown(f.message) && needsRewrite(f.message, seen)),
   );
   rewritten.set(desc, result);
   return result;
@@ -96,7 +112,7 @@ export function toRestJson(desc: DescMessage, json: JsonValue): JsonValue {
   for (const [key, value] of Object.entries(json)) {
     const field = findField(desc, key);
     if (!field || value === null) continue;
-    if (omitsEmpty(field) && Array.isArray(value) && value.length === 0) {
+    if (isOmitted(field, value, json)) {
       delete json[key];
       continue;
     }
