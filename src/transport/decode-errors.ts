@@ -1,4 +1,4 @@
-import { fromBinary, fromJson, type DescEnum, type DescMessage, type JsonValue, type MessageShape } from "@bufbuild/protobuf";
+import { fromBinary, fromJson, ScalarType, type DescEnum, type DescField, type DescMessage, type JsonValue, type MessageShape } from "@bufbuild/protobuf";
 import type { ConnectError } from "@connectrpc/connect";
 import { invalidRequest } from "../errors/api-error.js";
 import { protoEnumValues } from "./rest/enum-names.js";
@@ -23,15 +23,17 @@ export function jsonDecodeError(desc: DescMessage, err: unknown): ConnectError {
     const path = fieldPath(desc, field[1]!, field[2]!);
     // Postgres cannot store a lone surrogate; protobuf-es refuses one in a string field as "invalid UTF8".
     if (message.endsWith("invalid UTF8")) return invalidRequest(path, "lone_surrogate", "holds a lone UTF-16 surrogate");
-    return invalidRequest(path, "type", "has the wrong type or an invalid value");
+    const owner = field[1] === desc.typeName ? desc : messageUnder(desc, field[1]!);
+    const decoded = owner && findField(owner, field[2]!);
+    return invalidRequest(path, "type", decoded ? `expected ${expectedValue(decoded)}` : "has the wrong type or an invalid value");
   }
   const enumName = unknownEnumName.exec(message);
   const enumDesc = enumName ? enumUnder(desc, enumName[1]!) : undefined;
-  const enumPath = enumDesc && pathToType(desc, enumDesc.typeName);
+  const enumPath = enumDesc && fieldOfType(desc, enumDesc.typeName)?.path;
   if (enumDesc && enumPath) return invalidRequest(enumPath, "enum", `must be one of ${protoEnumValues(enumDesc).join(", ")}`);
   const type = badType.exec(message);
-  const path = type && type[1] !== desc.typeName ? pathToType(desc, type[1]!) : undefined;
-  if (path) return invalidRequest(path, "type", "has the wrong type or an invalid value");
+  const typed = type && type[1] !== desc.typeName ? fieldOfType(desc, type[1]!) : undefined;
+  if (typed) return invalidRequest(typed.path, "type", `expected ${expectedValue(typed.field)}`);
   return invalidRequest("body", "type", "must be a JSON object of the request message");
 }
 
@@ -39,19 +41,19 @@ export function jsonDecodeError(desc: DescMessage, err: unknown): ConnectError {
 function fieldPath(desc: DescMessage, typeName: string, name: string): string {
   const owner = typeName === desc.typeName ? desc : messageUnder(desc, typeName);
   const jsonName = (owner && findField(owner, name)?.jsonName) ?? name;
-  const prefix = owner && owner !== desc ? pathToType(desc, typeName) : undefined;
+  const prefix = owner && owner !== desc ? fieldOfType(desc, typeName)?.path : undefined;
   return prefix ? `${prefix}.${jsonName}` : jsonName;
 }
 
-/** The first field path (depth-first, a few levels deep) whose message or enum is `typeName`. */
-function pathToType(desc: DescMessage, typeName: string, depth = 0): string | undefined {
+/** The first field (depth-first, a few levels deep) whose message or enum is `typeName`, with its path. */
+function fieldOfType(desc: DescMessage, typeName: string, depth = 0): { path: string; field: DescField } | undefined {
   for (const f of desc.fields) {
-    if (f.enum?.typeName === typeName || f.message?.typeName === typeName) return f.jsonName;
+    if (f.enum?.typeName === typeName || f.message?.typeName === typeName) return { path: f.jsonName, field: f };
   }
   if (depth >= 3) return undefined;
   for (const f of desc.fields) {
-    const inner = f.message && !f.message.typeName.startsWith("google.protobuf.") ? pathToType(f.message, typeName, depth + 1) : undefined;
-    if (inner) return `${f.jsonName}.${inner}`;
+    const inner = f.message && !f.message.typeName.startsWith("google.protobuf.") ? fieldOfType(f.message, typeName, depth + 1) : undefined;
+    if (inner) return { path: `${f.jsonName}.${inner.path}`, field: inner.field };
   }
   return undefined;
 }
@@ -73,6 +75,31 @@ function messageUnder(desc: DescMessage, typeName: string, depth = 0): DescMessa
     if (inner) return inner;
   }
   return undefined;
+}
+
+const scalarNames: Partial<Record<ScalarType, [one: string, many: string]>> = {
+  [ScalarType.STRING]: ["a string", "strings"],
+  [ScalarType.BOOL]: ["true or false", "booleans"],
+  [ScalarType.BYTES]: ["a base64 string", "base64 strings"],
+  [ScalarType.DOUBLE]: ["a number", "numbers"],
+  [ScalarType.FLOAT]: ["a number", "numbers"],
+  [ScalarType.INT32]: ["a 32-bit integer", "32-bit integers"],
+  [ScalarType.UINT32]: ["a non-negative 32-bit integer", "non-negative 32-bit integers"],
+};
+
+/** What a JSON value of the field must be, as a caller reads it: "an array of strings", "a 32-bit integer". */
+export function expectedValue(field: DescField): string {
+  const [one, many] =
+    field.message !== undefined
+      ? field.message.typeName === "google.protobuf.Struct"
+        ? ["a JSON object", "JSON objects"]
+        : ["an object", "objects"]
+      : field.enum !== undefined
+        ? [`one of ${protoEnumValues(field.enum).join(", ")}`, `values among ${protoEnumValues(field.enum).join(", ")}`]
+        : (scalarNames[field.scalar!] ?? ["an integer", "integers"]);
+  if (field.fieldKind === "list") return `an array of ${many}`;
+  if (field.fieldKind === "map") return `an object whose values are ${many}`;
+  return one;
 }
 
 // An unknown key is echoed back; a megabyte of key is not.

@@ -30,5 +30,5 @@ describe("a model process whose server died", () => {
     expect(running(childPid)).toBe(false);
     expect(stderr).not.toContain("EPIPE");
     expect(stderr).not.toMatch(/Error/);
-  }, 60_000);
+  });
 });

@@ -460,7 +460,7 @@ describe.each(backends)("contradictions with memories the index does not have ye
     const moved = await create("The user lives in Lisbon");
     expect(moved.contradictions).toEqual([expect.objectContaining({ conflictsWith: unembedded.ids[0], reason: "different value: Paris → Lisbon", shadowed: true })]);
     expect(await server.app.vectors.count()).toBe(0);
-  }, 60_000);
+  });
 
   it("matches by words a job whose vector is of another length (another model's), not by comparing vectors", async () => {
     // 1,024 numbers whose first 512 are the opposite of the newer memory's vector: compared over the
@@ -475,5 +475,5 @@ describe.each(backends)("contradictions with memories the index does not have ye
     await server.app.db.query("update index_outbox set vector = $1 where memory_id = $2", [new Uint8Array(foreign.buffer), older.ids[0]]);
     const newer = await create(newerText);
     expect(newer.contradictions).toEqual([expect.objectContaining({ conflictsWith: older.ids[0], reason: "different value: Rome → Oslo", shadowed: true })]);
-  }, 60_000);
+  });
 });

@@ -360,7 +360,7 @@ describe("a node killed before indexing", () => {
     } finally {
       await server.close();
     }
-  }, 90_000);
+  });
 });
 
 describe("embedding model changes", () => {
@@ -408,5 +408,5 @@ describe("embedding model changes", () => {
       await rm(dataDir, { recursive: true, force: true });
     }
     // Three cold starts of an on-disk PGlite (two servers and the CLI) and a model load in a child process.
-  }, 120_000);
+  });
 });

@@ -40,6 +40,23 @@ describe("errors outside the RPCs are in the error model", () => {
       expect(error.message.length).toBeLessThan(200);
     });
 
+    it.each([
+      [{ content: "x", type: "fact", tags: "a" }, "tags: expected an array of strings"],
+      [{ content: "x", type: "fact", confidence: "high" }, "confidence: expected a number"],
+      [{ content: 7, type: "fact" }, "content: expected a string"],
+      [{ content: "x", type: "fact", metadata: [1] }, "metadata: expected a JSON object"],
+      [{ memories: [{ content: "x", type: "fact", containers: [1] }] }, "memories.containers: expected an array of strings"],
+    ])("names the type a field expects: %j", async (body, message) => {
+      for (const path of ["/api/v1/agent/memories", "/agent.v1.MemoryService/CreateMemories"]) {
+        // Connect JSON spells enum values by their proto names.
+        const json = JSON.stringify(body).replaceAll('"fact"', path.startsWith("/api") ? '"fact"' : '"MEMORY_TYPE_FACT"');
+        const res = await fetchText(path, { method: "POST", headers: { "content-type": "application/json" }, body: json });
+        const error = path.startsWith("/api") ? expectRestError(res.status, res.headers, res.text) : JSON.parse(res.text);
+        expect(res.status, path).toBe(400);
+        expect(error.message, path).toBe(message);
+      }
+    });
+
     it("answers a malformed percent-escape with invalid_request naming the path", async () => {
       const res = await fetchText("/api/v1/agent/memories/%zz");
       expect(expectRestError(res.status, res.headers, res.text)).toMatchObject({ code: "invalid_request", details: { field: "path", rule: "format" } });
