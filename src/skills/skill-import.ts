@@ -3,7 +3,7 @@ import type { z } from "zod";
 import { apiError } from "../errors/api-error.js";
 import { fieldPath } from "../validation.js";
 import { carriedKeys, isText, parseFrontmatter, specKeys, splitSkillMd, splitTools, type Violation } from "./skill-md.js";
-import { maturities, skillFieldRules, skillLimits, type SkillFieldInput } from "./skill-rules.js";
+import { formatLimits, maturities, skillFieldRules, skillLimits, type SkillFieldInput } from "./skill-rules.js";
 
 // SKILL.md -> skill fields. Every violation of the file is collected and answered at once.
 
@@ -157,6 +157,15 @@ export function importSkillMd(text: string, opts: ImportOptions): ImportedFields
     }
   }
   if (violations.length > 0 || !result.success) throw violationsError(violations);
+  for (const [key, limit] of Object.entries(formatLimits)) {
+    const value = result.data[key as keyof typeof formatLimits];
+    if (value !== undefined && value.length > limit) {
+      warnings.push({
+        field: `frontmatter.${key}`,
+        message: `is ${value.length} characters; the Agent Skills format allows ${limit} (stored as written)`,
+      });
+    }
+  }
   const carried = { name: carriedName !== undefined, maturity: maturityName !== undefined, tags: tagsText !== undefined };
   return { fields: result.data, extraFrontmatter, warnings, carried };
 }

@@ -8,14 +8,17 @@ import { splitTools } from "./skill-md.js";
 
 // Pure validation and defaults for skill fields. Enum values are stored by their REST names ("stable").
 
+// The service's storage limits. Where the Agent Skills format sets a lower one (formatLimits), real
+// files still exceed it (a vendor's own skill had a 1,068-character description), so the service stores
+// what agents load and import warns.
 export const skillLimits = {
   slugChars: 64,
   nameChars: 128,
-  descriptionChars: 1024,
+  descriptionChars: 4096,
   /** The SKILL.md body, in UTF-8 bytes (real files reach 75 KB). */
   contentBytes: 262_144,
   licenseChars: 1024,
-  compatibilityChars: 500,
+  compatibilityChars: 2048,
   tags: 32,
   tagChars: 64,
   containers: 16,
@@ -29,6 +32,12 @@ export const skillLimits = {
   /** The body and every bundled file together, in bytes (base64 decoded). */
   skillBytes: 4 * 1024 * 1024,
   deprecationMessageChars: 1024,
+} as const;
+
+/** The Agent Skills format's limits that are lower than the service's: import warns past them. */
+export const formatLimits = {
+  description: 1024,
+  compatibility: 500,
 } as const;
 
 function enumNames(desc: DescEnum) {

@@ -77,7 +77,7 @@ describe("SKILL.md import and export", () => {
   });
 
   it("answers every violation at once, naming the frontmatter field and rule", () => {
-    const text = `---\nname: Not A Slug\ndescription: ""\ncompatibility: ${"x".repeat(501)}\nmetadata:\n  nested:\n    deep: 1\nallowed-tools: [1, [2]]\n---\nbody\n`;
+    const text = `---\nname: Not A Slug\ndescription: ""\ncompatibility: ${"x".repeat(2049)}\nmetadata:\n  nested:\n    deep: 1\nallowed-tools: [1, [2]]\n---\nbody\n`;
     let details: Record<string, string> = {};
     try {
       importSkillMd(text, noOptions);
@@ -92,6 +92,21 @@ describe("SKILL.md import and export", () => {
       "frontmatter.allowed-tools": "type",
     });
     expect(details.field).toBeDefined();
+  });
+
+  it("imports what agents load past the format's limits, with a warning naming the field and the limit", () => {
+    const description = `Build apps with the Claude API or Anthropic SDKs. ${"Use it when the code imports the SDK, calls the Messages API, streams, uses tools or batches. ".repeat(12)}`.trim();
+    expect(description.length).toBeGreaterThan(1024);
+    const compatibility = "Needs network access to the API and an API key. ".repeat(12).trim();
+    const imported = importSkillMd(`---\nname: claude-api\ndescription: ${description}\ncompatibility: ${compatibility}\n---\nbody\n`, noOptions);
+    expect(imported.fields.description).toBe(description);
+    expect(imported.fields.compatibility).toBe(compatibility);
+    expect(imported.warnings).toEqual([
+      { field: "frontmatter.description", message: `is ${description.length} characters; the Agent Skills format allows 1024 (stored as written)` },
+      { field: "frontmatter.compatibility", message: `is ${compatibility.length} characters; the Agent Skills format allows 500 (stored as written)` },
+    ]);
+    // Past the service's own storage limit it is refused.
+    expect(() => importSkillMd(`---\nname: claude-api\ndescription: ${"d".repeat(4097)}\n---\nbody\n`, noOptions)).toThrow(/frontmatter.description: must be at most 4096 characters/);
   });
 
   it("rejects missing name and description, and files without frontmatter", () => {

@@ -351,7 +351,8 @@ export type CreateSkillRequest = Message<"agent.v1.CreateSkillRequest"> & {
   name: string;
 
   /**
-   * 1 to 1024 characters.
+   * What the skill does and when to use it, 1 to 4096 characters (the Agent Skills
+   * format says at most 1024; import warns past it).
    *
    * @generated from field: string description = 3;
    */
@@ -393,7 +394,7 @@ export type CreateSkillRequest = Message<"agent.v1.CreateSkillRequest"> & {
   license?: string | undefined;
 
   /**
-   * 1 to 500 characters.
+   * Environment needs, 1 to 2048 characters (the Agent Skills format says at most 500).
    *
    * @generated from field: optional string compatibility = 9;
    */
@@ -749,7 +750,7 @@ export type UpdateSkillRequest = Message<"agent.v1.UpdateSkillRequest"> & {
   name?: string | undefined;
 
   /**
-   * What the skill does and when to use it, 1 to 1024 characters.
+   * What the skill does and when to use it, 1 to 4096 characters.
    *
    * @generated from field: optional string description = 5;
    */
@@ -789,7 +790,7 @@ export type UpdateSkillRequest = Message<"agent.v1.UpdateSkillRequest"> & {
   license?: string | undefined;
 
   /**
-   * 1 to 500 characters.
+   * Environment needs, 1 to 2048 characters.
    *
    * @generated from field: optional string compatibility = 11;
    */
