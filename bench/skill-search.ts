@@ -24,7 +24,7 @@ import { parseArgs } from "node:util";
 import { loadConfig } from "../src/config.js";
 import { createEmbedder } from "../src/embeddings/create-embedder.js";
 import { bm25HalfScore, cosine } from "../src/search/scoring.js";
-import { hybridKeywordWeight, skillRelevance } from "../src/skills/skill-scoring.js";
+import { defaultMinSimilarity, hybridKeywordWeight, skillRelevance } from "../src/skills/skill-scoring.js";
 import { splitSkillMd } from "../src/skills/skill-md.js";
 import { embeddedText, keywordBodyChars, keywordText, whenToUseSection } from "../src/skills/skill-text.js";
 import { reciprocalRankFusion, relativeToBest, weightedSum, zScoreSum, type Scores } from "./lib/fusion-candidates.js";
@@ -38,6 +38,7 @@ import { alignedTable } from "./lib/table.js";
 const dataDir = fileURLToPath(new URL("./data/skills/", import.meta.url));
 const modes = ["semantic", "keyword", "hybrid"] as const;
 const sweepWeights = [0, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5];
+const minSimilaritySweep = [0, 0.3, 0.35, 0.4, 0.42, 0.44, 0.46, 0.48, 0.5, 0.52, 0.55, 0.6];
 
 interface Query {
   query: string;
@@ -110,7 +111,27 @@ async function quality(call: Call) {
     });
     return { keywordWeight: w, dev: score(ranked, queries, false), heldOut: score(ranked, queries, true) };
   });
-  return { skills: skills.length, queries: queries.length, results, sweep };
+  // The minimum similarity: what a floor costs in hit@1, and how often it answers nothing when the right
+  // skill is not in the library (each query again, its target left out), in hybrid mode at the default weight.
+  const hybridScores = (query: (typeof sides)[number], without?: string) => {
+    const present = skills.filter((s) => s.dir !== without);
+    const best = Math.max(0, ...present.map((s) => bm25Of(query.keyword.get(s.dir) ?? 0)));
+    return present
+      .map((s) => ({ slug: s.dir, score: skillRelevance("hybrid", query.semantic.get(s.dir) ?? 0, bm25Of(query.keyword.get(s.dir) ?? 0), best) }))
+      .sort((a, b) => b.score - a.score);
+  };
+  const withTarget = sides.map((side) => hybridScores(side)[0]!);
+  const withoutTarget = sides.map((side, i) => hybridScores(side, queries[i]!.skill)[0]!);
+  const floors = minSimilaritySweep.map((floor) => {
+    const split = (heldOut: boolean) => {
+      const at = queries.map((_, i) => i).filter((i) => isHeldOut(i) === heldOut);
+      const hit1 = at.filter((i) => withTarget[i]!.slug === queries[i]!.skill && withTarget[i]!.score >= floor).length / at.length;
+      const emptyWithoutTarget = at.filter((i) => withoutTarget[i]!.score < floor).length / at.length;
+      return { hit1, emptyWithoutTarget };
+    };
+    return { floor, dev: split(false), heldOut: split(true) };
+  });
+  return { skills: skills.length, queries: queries.length, results, sweep, floors };
 }
 
 /** The bullets of a body's "When to use" section, one text each (the labelled skills all have one). */
@@ -313,6 +334,14 @@ async function main(): Promise<number> {
     alignedTable([
       ["keyword weight", "dev hit@1", "dev hit@3", "held-out hit@1", "held-out hit@3"],
       ...q.sweep.map((r) => [String(r.keywordWeight), pct(r.dev.hit1), pct(r.dev.hit3), pct(r.heldOut.hit1), pct(r.heldOut.hit3)]),
+    ]),
+  );
+
+  console.log(`\nminimum similarity (server default ${defaultMinSimilarity}), hybrid: hit@1, and answers left empty when the right skill is absent`);
+  console.log(
+    alignedTable([
+      ["floor", "dev hit@1", "dev empty w/o target", "held-out hit@1", "held-out empty w/o target"],
+      ...q.floors.map((r) => [String(r.floor), pct(r.dev.hit1), pct(r.dev.emptyWithoutTarget), pct(r.heldOut.hit1), pct(r.heldOut.emptyWithoutTarget)]),
     ]),
   );
 

@@ -1,4 +1,6 @@
+import { execFile } from "node:child_process";
 import { once } from "node:events";
+import { promisify } from "node:util";
 import { existsSync, readFileSync } from "node:fs";
 import os from "node:os";
 import { afterEach, describe, expect, it } from "vitest";
@@ -38,7 +40,23 @@ describe("npm start (src/start.sh)", () => {
 
   it("is what the benchmarks' servers run", () => {
     const scripts = (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { scripts: { start: string } }).scripts;
-    expect(scripts.start).toBe(`sh ${startScript}`);
+    // exec: npm's shell becomes the server, so a signal npm forwards reaches it.
+    expect(scripts.start).toBe(`exec sh ${startScript}`);
+  });
+
+  it("runs npm without configuration warnings (the offline install's script policy is package.json's allowScripts)", async () => {
+    const { stderr } = await promisify(execFile)("npm", ["pkg", "get", "name"], { cwd: new URL("..", import.meta.url).pathname });
+    expect(stderr).toBe("");
+  });
+
+  it.each(["SIGTERM", "SIGINT"] as const)("stops when npm start's own process gets %s, leaving nothing serving", async (signal) => {
+    const npm = await spawnServer({ PORT: "0", HOST: "127.0.0.1", DATA_DIR: "memory://", AGENTMEM_ADMIN_KEY: "k".repeat(32) }, ["npm", "start", "--silent"]);
+    expect((await fetch(`${npm.url}/healthz`)).status).toBe(200);
+    const exited = once(npm.child, "exit");
+    npm.child.kill(signal);
+    await exited;
+    // Whatever ran under npm has exited with it: the port refuses connections.
+    await expect(fetch(`${npm.url}/healthz`)).rejects.toThrow();
   });
 
   it("execs the server under jemalloc when the system has it, with settings that return freed memory, and glibc's settings otherwise", async () => {

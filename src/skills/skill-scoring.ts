@@ -10,6 +10,17 @@ export type SkillSearchMode = "semantic" | "keyword" | "hybrid";
 export const hybridKeywordWeight = 0.15;
 
 /**
+ * The default minimum similarity of a semantic or hybrid skill search: below it a skill is more likely
+ * the wrong one than the right one, and an agent that loads the top skill should get none. Chosen on the
+ * dev split of bench/data/skills as the highest floor that costs at most 0.02 of hit@1 (the sweep that
+ * `npx tsx bench/skill-search.ts --quality-only` prints). Keyword search has no floor: its hits share words.
+ */
+export const defaultMinSimilarity = 0.4;
+
+/** The minimum similarity a search in this mode applies unless the request names one. */
+export const minSimilarityOf = (mode: SkillSearchMode): number => (mode === "keyword" ? 0 : defaultMinSimilarity);
+
+/**
  * How well a skill fits a query, 0..1. In hybrid mode BM25 counts relative to the query's best keyword
  * match (`bestBm25`), so a query whose words are all rare weighs no more than one of common words.
  */

@@ -40,6 +40,7 @@ import {
 } from "./skill-store.js";
 import { embeddedText } from "./skill-text.js";
 import { newSkillRecord } from "./new-skill.js";
+import { minSimilarityOf } from "./skill-scoring.js";
 import { assertForkKeepsLicense, assertNotFork, assertNotInstalledCopy } from "./skill-origin-rules.js";
 
 /** What the skills need from the marketplace (src/marketplace/publishing.ts). */
@@ -118,6 +119,7 @@ const searchRules = z.object({
   limit: z.number().int().min(1, "must be 1 to 100").max(skillQueryLimits.maxLimit, "must be 1 to 100").optional(),
   tags: tagFilter,
   containers: containerFilter,
+  minSimilarity: z.number().min(0, "must be 0 to 1").max(1, "must be 0 to 1").optional(),
 });
 
 const modes = new Map<number, "semantic" | "keyword" | "hybrid">([
@@ -191,8 +193,9 @@ export function skillService(db: Database, opts: SkillServiceOptions): ServiceIm
         scopeOf(principal),
         { query: q.query, limit: q.limit ?? skillQueryLimits.defaultLimit, mode, filter },
       );
+      const floor = q.minSimilarity ?? minSimilarityOf(mode);
       return {
-        skills: result.hits.map((h) => ({ ...skillMessage(h.skill, { similarity: h.score }), files: [] })),
+        skills: result.hits.filter((h) => h.score >= floor).map((h) => ({ ...skillMessage(h.skill, { similarity: h.score }), files: [] })),
         meta: { embedMs: result.embedMs, searchMs: result.searchMs, totalMs: performance.now() - started },
       };
     },
