@@ -38,7 +38,7 @@ import { alignedTable } from "./lib/table.js";
 const dataDir = fileURLToPath(new URL("./data/skills/", import.meta.url));
 const modes = ["semantic", "keyword", "hybrid"] as const;
 const sweepWeights = [0, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5];
-const minSimilaritySweep = [0, 0.3, 0.35, 0.4, 0.42, 0.44, 0.46, 0.48, 0.5, 0.52, 0.55, 0.6];
+const minSimilaritySweep = [0, 0.1, 0.15, 0.18, 0.2, 0.22, 0.25, 0.28, 0.3, 0.35, 0.4, 0.45, 0.5];
 
 interface Query {
   query: string;

@@ -48,6 +48,7 @@ import { skillPublishing } from "./marketplace/publishing.js";
 import type { VectorIndex } from "./search/vector/vector-index.js";
 import { defaultConsoleDir } from "./console/console-dir.js";
 import { consolePlugin, consolePrefix } from "./console/console-plugin.js";
+import { rootRoutes } from "./console/root-routes.js";
 import { healthPlugin } from "./observability/health.js";
 import { healthService } from "./observability/grpc-health.js";
 import { loggerOptions } from "./observability/logger.js";
@@ -269,6 +270,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     const { version } = JSON.parse(await readFile(packageJsonPath, "utf8")) as { version: string };
     await fastify.register(mcpRoutes, { bindings, tools: mcpTools, auth, version });
     await fastify.register(consolePlugin, { prefix: consolePrefix, dir: config.CONSOLE_DIR ?? defaultConsoleDir });
+    await fastify.register(rootRoutes);
     const grpcServices = [...bindings.map((b) => b.service), Health, ServerReflection, ServerReflectionV1Alpha];
     await fastify.register(connectRoutes, {
       routes: (router) => {

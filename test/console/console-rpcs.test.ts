@@ -50,6 +50,18 @@ describe.each(backends)("console RPCs (%s)", (backend) => {
     expect(api.headers.get("content-security-policy")).toBeNull();
   });
 
+  it("sends a browser at the root to the console, and has the icon browsers ask for", async () => {
+    const root = await fetch(`${server.url}/`, { redirect: "manual" });
+    expect(root.status).toBe(302);
+    expect(root.headers.get("location")).toBe("/console/");
+    const icon = await fetch(`${server.url}/favicon.ico`);
+    expect(icon.status).toBe(200);
+    expect(icon.headers.get("content-type")).toBe("image/x-icon");
+    const bytes = Buffer.from(await icon.arrayBuffer());
+    // An ICO header: reserved 0, type 1 (icon), one image.
+    expect([...bytes.subarray(0, 6)]).toEqual([0, 0, 1, 0, 1, 0]);
+  });
+
   it("lists the memories a memory shadowed, newest first, paged, within the key's scope", async () => {
     const store = async (content: string, containers: string[]) =>
       (await agent("POST", "/api/v1/agent/memories", { content, type: "fact", containers })).body.ids[0] as string;
