@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from "node:child_process";
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -68,13 +68,38 @@ export async function throwawayPostgres(settings = ""): Promise<{ url: string; s
   };
 }
 
+/**
+ * The run's PostgreSQL server and its scratch directory: every temporary directory of the run (the tests',
+ * their servers' and those servers' children's) is made under it, as TMPDIR. An interrupted run (SIGINT,
+ * SIGTERM, SIGHUP: Ctrl-C, a supervisor, a CI timeout) stops the server and removes the scratch directory
+ * before it exits, as a finished run does.
+ */
 export default async function setup(project: TestProject) {
   const given = process.env.TEST_DATABASE_URL;
-  if (given) {
-    project.provide("postgresUrl", given);
-    return;
-  }
-  const cluster = await throwawayPostgres("-c max_connections=300");
-  project.provide("postgresUrl", cluster.url);
-  return () => cluster.stop();
+  const cluster = given ? undefined : await throwawayPostgres("-c max_connections=300");
+  project.provide("postgresUrl", given || cluster!.url);
+  // Made after the cluster, whose directory the postgres user must reach.
+  const scratch = mkdtempSync(path.join(os.tmpdir(), "agentmem-test-"));
+  // Searchable by others, so the postgres user reaches a cluster made in it (a run started by a test).
+  chmodSync(scratch, 0o755);
+  process.env.TMPDIR = scratch;
+  let cleaned = false;
+  const cleanUp = () => {
+    if (cleaned) return;
+    cleaned = true;
+    try {
+      cluster?.stop();
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
+  };
+  const signals = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+  const onSignal = (signal: NodeJS.Signals) => {
+    cleanUp();
+    for (const s of signals) process.removeListener(s, onSignal);
+    process.kill(process.pid, signal);
+  };
+  for (const signal of signals) process.on(signal, onSignal);
+  process.once("exit", cleanUp);
+  return cleanUp;
 }
