@@ -6,6 +6,7 @@ import type { Sql } from "../db/database.js";
 import { periodDaysSoFar, periodKey, usagePeriod } from "./period.js";
 import { effectiveRate, type Plan, type PlanCatalog, type RateOverride } from "./plans.js";
 import { readUsage, readUsageDays } from "./usage-store.js";
+import { findProfile } from "../marketplace/author-profiles.js";
 
 const orUndefined = (cap: number | null) => cap ?? undefined;
 const left = (cap: number | null, used: number) => (cap === null ? undefined : Math.max(0, cap - used));
@@ -28,8 +29,11 @@ export function statsService(db: Sql, plans: PlanCatalog): ServiceImpl<typeof St
       const plan = plans.planOf(principal.plan);
       const now = new Date();
       const period = usagePeriod(now);
-      const used = await readUsage(db, principal.workspaceId, periodKey(now));
+      const [used, profile] = await Promise.all([readUsage(db, principal.workspaceId, periodKey(now)), findProfile(db, principal.workspaceId)]);
       return {
+        workspace: principal.workspace,
+        container: principal.container ?? undefined,
+        authorHandle: profile?.handle,
         plan: plan.name,
         periodStart: period.start.toISOString(),
         resetsAt: period.resetsAt.toISOString(),

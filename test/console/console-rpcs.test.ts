@@ -50,6 +50,15 @@ describe.each(backends)("console RPCs (%s)", (backend) => {
     expect(api.headers.get("content-security-policy")).toBeNull();
   });
 
+  it("tells a key which workspace, container and author handle it belongs to, over REST and gRPC", async () => {
+    const workspaceLevel = (await agent("GET", "/api/v1/agent/stats")).body;
+    expect(workspaceLevel.workspace).toBe("console-ws");
+    expect(workspaceLevel).not.toHaveProperty("container");
+    expect(workspaceLevel).not.toHaveProperty("authorHandle");
+    expect((await otherContainer("GET", "/api/v1/agent/stats")).body).toMatchObject({ workspace: "console-ws", container: "elsewhere" });
+    expect(await grpcStats.call("getStats", {})).toMatchObject({ workspace: "console-ws" });
+  });
+
   it("sends a browser at the root to the console, and has the icon browsers ask for", async () => {
     const root = await fetch(`${server.url}/`, { redirect: "manual" });
     expect(root.status).toBe(302);

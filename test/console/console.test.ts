@@ -151,6 +151,8 @@ describe("web console in Chromium", () => {
     await shoot("sign-in");
     await signIn(authorKey, "Memories");
     expect(await page.evaluate<string[]>("Object.values(sessionStorage)")).toContain(authorKey);
+    // The header says which workspace and container the key belongs to.
+    await shows(page.getByTestId("who"), "author-ws · agent-1");
 
     // Memories: store one through the form; it is listed.
     await page.getByText("New memory", { exact: true }).click();
@@ -185,6 +187,11 @@ describe("web console in Chromium", () => {
     const first = page.locator(".result-item").first();
     await first.waitFor();
     expect(await first.locator(".memory-content").textContent()).toBe("The staging database is PostgreSQL 16 on db-staging-2");
+    // Each item shows its final score; the breakdown is drawn on demand.
+    expect(Number(await first.getByTestId("final-score").textContent())).toBeGreaterThan(0);
+    expect(await first.locator("svg.why-bars").isVisible()).toBe(false);
+    await first.getByText("Score breakdown").click();
+    expect(await first.locator("svg.why-bars").isVisible()).toBe(true);
     const bars = first.locator("svg.why-bars g.bar");
     expect(await bars.evaluateAll((gs) => gs.map((g) => g.getAttribute("data-factor")))).toEqual([
       "cosine",
@@ -211,6 +218,8 @@ describe("web console in Chromium", () => {
     await shoot("trace");
     await goTo("Traces");
     await hasRows(page.getByRole("table", { name: "Traces" }).getByRole("row"), 2);
+    // The list shows how many candidates each recall considered.
+    expect(Number(await page.getByTestId("trace-candidates").first().textContent())).toBeGreaterThan(0);
     await shoot("traces");
 
     // Usage: today's recall is on the chart.
@@ -261,6 +270,11 @@ describe("web console in Chromium", () => {
     expect(await page.getByTestId("visibility").textContent()).toBe("public");
     await shoot("skill");
     skillId = page.url().split("/").at(-1)!;
+    // Its own listing offers no install, fork or report.
+    await page.goto(`${server.url}/console/#/marketplace/${skillId}`);
+    await shows(page.getByTestId("own-listing"), "Your workspace publishes this skill");
+    expect(await page.getByRole("button", { name: "Install" }).count()).toBe(0);
+    expect(await page.getByRole("button", { name: "Report", exact: true }).count()).toBe(0);
     await signOut();
   });
 

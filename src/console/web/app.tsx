@@ -11,7 +11,9 @@ import { SkillsPage } from "./pages/skills.js";
 import { TraceDetailPage } from "./pages/trace-detail.js";
 import { TracesPage } from "./pages/traces.js";
 import { UsagePage } from "./pages/usage.js";
+import { api } from "./api.js";
 import { href, useRoute } from "./router.js";
+import { useLoad } from "./use-call.js";
 import { endSession, useSession, type Role } from "./session.js";
 
 interface Section {
@@ -63,6 +65,9 @@ export function App() {
     document.title = section ? `${section.title} · agentmem console` : "Sign in · agentmem console";
   }, [section]);
 
+  // Which workspace and container an agent key belongs to, from its stats.
+  const who = useLoad(async () => (session?.role === "agent" ? await api.stats.getStats({}) : undefined), [session?.role]);
+
   if (!session || !section) return <SignInPage notice={notice} />;
   return (
     <>
@@ -75,7 +80,13 @@ export function App() {
             </a>
           ))}
         </nav>
-        <span class="muted who">{session.role === "admin" ? "admin key" : "agent key"}</span>
+        <span class="muted who" data-testid="who">
+          {session.role === "admin"
+            ? "admin key"
+            : who.data
+              ? `${who.data.workspace} · ${who.data.container ?? "whole workspace"}`
+              : "agent key"}
+        </span>
         <button type="button" onClick={() => endSession()}>
           Sign out
         </button>

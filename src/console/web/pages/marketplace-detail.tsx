@@ -11,6 +11,8 @@ import { useAction, useLoad } from "../use-call.js";
 
 export function MarketplaceDetailPage({ id }: { id: string }) {
   const loaded = useLoad(async () => (await api.marketplace.getMarketplaceSkill({ id })).skill, [id]);
+  // The caller's own listing is managed on its skill page: installing, forking or reporting it means nothing.
+  const own = useLoad(async () => (await api.stats.getStats({})).authorHandle, []);
   const s = loaded.data;
   return (
     <section aria-labelledby="listing-title">
@@ -62,7 +64,13 @@ export function MarketplaceDetailPage({ id }: { id: string }) {
           ) : (
             <p class="muted">An original, not a fork.</p>
           )}
-          <ListingActions id={s.id} />
+          {own.data === s.authorHandle ? (
+            <p class="panel" data-testid="own-listing">
+              Your workspace publishes this skill: manage it on <a href={href("skills", s.id)}>its skill page</a>.
+            </p>
+          ) : (
+            !own.loading && <ListingActions id={s.id} />
+          )}
           <h2>SKILL.md</h2>
           <Markdown text={s.content} label={`${s.name} SKILL.md`} />
           {s.files.length > 0 && (

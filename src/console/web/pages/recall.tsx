@@ -141,10 +141,21 @@ export function RecallPage() {
               <li key={m.id} class="result-item">
                 <p class="memory-content">{m.content}</p>
                 <p class="muted">
-                  #{i + 1} · <a href={href("memories", m.id)}>{m.id}</a> · {enumLabel(MemoryTypeSchema, m.type)} · similarity {num(m.similarity)} · confidence{" "}
-                  {num(m.confidence)} · created {when(m.createdAt)}
+                  #{i + 1} · <a href={href("memories", m.id)}>{m.id}</a> · {enumLabel(MemoryTypeSchema, m.type)}
+                  {m.why && (
+                    <>
+                      {" "}
+                      · score <strong data-testid="final-score">{num(m.why.finalScore)}</strong>
+                    </>
+                  )}{" "}
+                  · similarity {num(m.similarity)} · confidence {num(m.confidence)} · created {when(m.createdAt)}
                 </p>
-                {m.why && <WhyBars why={m.why} label={m.id} />}
+                {m.why && (
+                  <details class="why">
+                    <summary>Score breakdown</summary>
+                    <WhyBars why={m.why} label={m.id} />
+                  </details>
+                )}
                 {m.supersedes.length > 0 && (
                   <p class="muted">
                     Replaced:{" "}

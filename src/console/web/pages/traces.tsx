@@ -62,7 +62,7 @@ export function TracesPage() {
                 <td class="content-cell">{t.query}</td>
                 <td>{t.containers.join(", ") || "whole workspace"}</td>
                 <td>{t.returnedIds.length}</td>
-                <td>{t.candidates.length}</td>
+                <td data-testid="trace-candidates">{t.receipt?.candidatesConsidered ?? "—"}</td>
               </tr>
             ))}
           </ListTable>
