@@ -10,7 +10,7 @@ import { planEnv } from "../usage/limits-env.js";
 import { connectHttp, expectToolError, toolJson } from "./mcp-client.js";
 import { agentServices } from "./proto-services.js";
 
-// The tools issue 12 asks for.
+// The tools the MCP endpoint must serve.
 const requiredTools = [
   "memory_create",
   "memory_get",
