@@ -5,14 +5,19 @@ import { builtInPlans, planCatalog, plansSchema, type PlanCatalog } from "./usag
 
 const logLevels = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
-const envSchema = z.object({
+export const envSchema = z.object({
+  /** One port for HTTP/1.1 and HTTP/2 (h2c): REST, Connect, gRPC-Web, gRPC and MCP; 0 picks a free one. */
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  /** Listen address. */
   HOST: z.string().min(1).default("0.0.0.0"),
+  /** Embedded storage: PGlite in DATA_DIR/pg and the LanceDB index in DATA_DIR/lance; memory:// keeps everything in memory. */
   DATA_DIR: z.string().min(1).default("./data"),
+  /** A PostgreSQL 15+ server (postgres://…) instead of the embedded PGlite; needed to run several nodes. */
   DATABASE_URL: z
     .string()
     .regex(/^postgres(ql)?:\/\//, "must be a postgres:// or postgresql:// URL")
     .optional(),
+  /** Connections per node to the PostgreSQL server. */
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
   /** Recall's hot statements kept prepared on each connection (see QueryOptions.prepare); false behind a pooler that cannot keep them. */
   DATABASE_PREPARED_STATEMENTS: z.enum(["true", "false"]).default("true").transform((v) => v === "true"),
@@ -23,12 +28,14 @@ const envSchema = z.object({
     .min(1024 * 1024)
     .max(1024 * 1024 * 1024)
     .default(32 * 1024 * 1024),
+  /** Bootstrap admin secret for the admin API and the CLI (16+ characters); unset, no key can be created. */
   AGENTMEM_ADMIN_KEY: z
     .string()
     .min(16, "must be at least 16 characters")
     // Sent as `Authorization: Bearer <key>`, which accepts RFC 6750's b64token characters only.
     .regex(/^[A-Za-z0-9\-._~+/]+=*$/, "must use only letters, digits and - . _ ~ + / (then = signs)")
     .optional(),
+  /** pino level of the server's log; secrets are never logged. */
   LOG_LEVEL: z.enum(logLevels).default("info"),
   /** json: one JSON object a line (for log collectors); pretty: coloured, human-readable lines. */
   LOG_FORMAT: z.enum(["json", "pretty"]).default("json"),
@@ -38,7 +45,7 @@ const envSchema = z.object({
   BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(4 * 1024 * 1024),
   /** How long a verified API key is trusted before it is looked up again (revocation delay on other nodes). */
   AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).default(5000),
-  /** Bytes of verified keys kept in memory (about 400 bytes a key). */
+  /** Bytes of verified keys kept in memory (about 600 bytes a key); refused secrets get a quarter more, apart. */
   AUTH_CACHE_BYTES: z.coerce.number().int().min(0).default(4 * 1024 * 1024),
   /**
    * How long a client may take to send a request body, on every transport; then the request fails and
@@ -54,12 +61,15 @@ const envSchema = z.object({
   EMBEDDING_MODEL: z.string().min(1).optional(),
   /** Base URL of an OpenAI-compatible API, e.g. http://127.0.0.1:11434/v1 (Ollama). */
   EMBEDDING_URL: z.string().url("must be an http(s) URL").optional(),
+  /** Key sent to the OpenAI-compatible embeddings API. */
   EMBEDDING_API_KEY: z.string().min(1).optional(),
+  /** Output dimensions asked of the OpenAI-compatible API; default the model's own. */
   EMBEDDING_DIMENSIONS: z.coerce.number().int().min(1).max(8192).optional(),
   /** Directory holding local ONNX models for the transformers provider (remote models are never fetched). */
   EMBEDDING_MODEL_PATH: z.string().min(1).optional(),
+  /** Texts per model call when indexing. */
   EMBEDDING_BATCH_SIZE: z.coerce.number().int().min(1).max(2048).default(32),
-  /** Processes running the built-in model, each with its own copy (about 150 MB); default one. */
+  /** Processes running the built-in model, each with its own copy (160 to 215 MB idle); default one. */
   EMBEDDING_WORKERS: z.coerce.number().int().min(1).max(64).optional(),
   /** Threads each of those processes runs the model on; default one per core, at most two. */
   EMBEDDING_THREADS: z.coerce.number().int().min(1).max(64).optional(),
@@ -76,14 +86,18 @@ const envSchema = z.object({
   CONTRADICTION_CANDIDATES: z.coerce.number().int().min(1).max(100).default(8),
   /** Optional judge: base URL of an OpenAI-compatible chat API, e.g. http://127.0.0.1:11434/v1. */
   CONTRADICTION_JUDGE_URL: z.string().url("must be an http(s) URL").optional(),
+  /** Model name sent to the contradiction judge. */
   CONTRADICTION_JUDGE_MODEL: z.string().min(1).optional(),
+  /** Key sent to the contradiction judge. */
   CONTRADICTION_JUDGE_API_KEY: z.string().min(1).optional(),
   /** The judge's answer is awaited this long; then the offline verdicts stand. */
   CONTRADICTION_JUDGE_TIMEOUT_MS: z.coerce.number().int().min(1).default(3000),
 
   /** Optional reranker: the full URL of a /rerank endpoint (TEI, Cohere, Jina, vLLM). */
   RERANK_URL: z.string().url("must be an http(s) URL").optional(),
+  /** Model name sent to the reranker as `model`. */
   RERANK_MODEL: z.string().min(1).optional(),
+  /** Key sent to the reranker as `Authorization: Bearer …`. */
   RERANK_API_KEY: z.string().min(1).optional(),
   /** The reranker's answer is awaited this long; then the fused order stands. */
   RERANK_TIMEOUT_MS: z.coerce.number().int().min(1).max(60_000).default(2000),
@@ -100,6 +114,7 @@ const envSchema = z.object({
   /** How long the index maintainer's lease lasts without renewal: a crashed maintainer is replaced after this. */
   INDEX_MAINTAINER_LEASE_MS: z.coerce.number().int().min(100).default(10_000),
 
+  /** Where vectors are searched: lancedb (embedded, DATA_DIR/lance or LANCEDB_URI) or pgvector (in PostgreSQL). */
   VECTOR_BACKEND: z.enum(["lancedb", "pgvector"]).default("lancedb"),
   /** LanceDB location: a directory (default DATA_DIR/lance) or an object store URI such as s3://bucket/path. */
   LANCEDB_URI: z.string().min(1).optional(),

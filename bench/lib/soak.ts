@@ -4,7 +4,7 @@ export interface SoakSample {
   heapTotalMb: number;
 }
 
-/** How flat a soak's RSS stayed over its judged window (issue 15: ±10% over 30 minutes). */
+/** How flat a soak's RSS stayed over its judged window (the target: ±10% over 30 minutes). */
 export interface SoakSummary {
   /** The minutes judged, 1-based and inclusive: the last `windowMinutes`, or all of a shorter soak. */
   fromMinute: number;

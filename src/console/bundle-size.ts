@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { gzipSync } from "node:zlib";
 
-/** The console's JavaScript must stay under this many bytes, gzipped (issue 16). */
+/** The console's JavaScript must stay under this many bytes, gzipped. */
 export const javascriptBudgetBytes = 250_000;
 
 /** Every .js file under `dir`, each gzipped on its own (as a server would send it), summed. */

@@ -1,6 +1,6 @@
 import { Code } from "@connectrpc/connect";
 
-// The spec's error codes (section 7): one HTTP status and one Connect code each.
+// The API's error codes: one HTTP status and one Connect code each (docs/reference/api/errors.md lists them).
 export const errorCodes = {
   invalid_request: { http: 400, connect: Code.InvalidArgument, summary: "Malformed body or missing field." },
   auth_failed: { http: 401, connect: Code.Unauthenticated, summary: "Bad or expired API key." },

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backends, rest, startTestServer, type TestServer } from "../support/test-server.js";
 
-// The natural updates of issue 13 that the rules missed, through the server: each newer memory shadows
+// Natural updates that the rules once missed, through the server: each newer memory shadows
 // the older one, on create and on a PATCH that changes a memory's content.
 
 const updates: Array<[older: string, newer: string]> = [

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backends, rest, startTestServer, type TestServer } from "../support/test-server.js";
 
-// The everyday questions of issue 13, through the server: after a contradiction the current memory ranks
+// Everyday agent questions, through the server: after a contradiction the current memory ranks
 // first, an exact identifier wins in hybrid, and every item says when it was made and what it carries.
 
 const facts = [

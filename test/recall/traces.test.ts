@@ -11,7 +11,7 @@ import type { TraceRecord } from "../../src/recall/trace-store.js";
 import { grpc, grpcClient } from "../support/grpc-client.js";
 import { adminKey, backends, freshPostgresDatabase, rest, startTestServer, type TestServer } from "../support/test-server.js";
 
-// Issue 9, items 2 and 3: a trace is visible only inside the scope its recall searched, and a recall
+// A trace is visible only inside the scope its recall searched, and a recall
 // answers only once its own trace is stored, whatever other requests do.
 
 describe.each(backends)("recall traces stay inside their scope (%s)", (backend) => {

@@ -407,7 +407,7 @@ describe.each([lancedb, pgvector])("vector index ($name)", (backend) => {
     expect(await opened.at(-1)!.hasAnnIndex()).toBe(true);
     const rare = { workspaceId: "ws_a", containers: ["rare"] };
     for (const q of Array.from({ length: 5 }, embedding)) expect(await expectExact(index, records, q, rare, 40)).toHaveLength(24);
-    // Writing and indexing 12,000 rows in pgvector on PGlite took 45 s on a 2 GHz core (session 31).
+    // Writing and indexing 12,000 rows in pgvector on PGlite took 45 s on a 2 GHz core (2026-11).
   });
 
   it("keeps writing while optimize runs", async () => {

@@ -129,10 +129,10 @@ export interface LanceRowCacheOptions {
 /**
  * The `id` of a LanceDB table's rows by their row address (`_rowid`), so a search returns addresses and
  * does not read its rows' ids from the data files: at 100k rows that read (a take) is a fixed cost of
- * about 1 ms of LanceDB's CPU a search (bench/README.md, session 25). While the table is small enough,
+ * about 1 ms of LanceDB's CPU a search (docs/benchmarks/measurement-log-2026-11.md, "Searches return row addresses"). While the table is small enough,
  * their vectors too, in 8 bits, so a full-text search whose hits' vectors are wanted (hybrid recall scores
  * keyword-only hits by cosine) need not read them (another take: at 100k, 1 ms of LanceDB's CPU a hybrid
- * recall, session 26). An address names one row version for the life of a table (a fragment id is never
+ * recall, same page, "Hybrid search reads no vectors from LanceDB"). An address names one row version for the life of a table (a fragment id is never
  * used twice: writes, updates and compaction all make new fragments), so an address read once is never
  * wrong, and an id never changes within a row's versions. The table's ids are read in full at `fill()`
  * (open, after an optimize), up to `maxIdBytes`, and again in the background when a search had to take
@@ -146,7 +146,7 @@ export interface LanceRowCacheOptions {
  * With `readsScope`, a fill also finds the scope every row is in (one workspace, one container: a
  * self-hosted agent's table), and rows taken since are taken with theirs. A search in that scope then runs
  * without its workspace and container clauses, which cost about 1.1 ms of LanceDB's CPU a hybrid recall
- * at 100k rows (bench/README.md, session 27), and keeps its rows if every one is in the scope: its k
+ * at 100k rows (same page, "Unscoped searches in the scope every row is in"), and keeps its rows if every one is in the scope: its k
  * best are then the scoped search's k best. A row of another scope among them sends it to the scoped
  * search, and the searches after it too, until the next fill.
  */
