@@ -90,12 +90,12 @@ async function quality(call: Call) {
     }
     results[mode] = { dev: score(ranked, queries, false), heldOut: score(ranked, queries, true) };
   }
-  // The hybrid weight sweep: both sides' scores for every labelled skill, fused here as the server fuses them.
+  // The hybrid weight sweep: both sides' scores for every labelled skill (no floor), fused here as the server fuses them.
   const sides: Array<{ semantic: Map<string, number>; keyword: Map<string, number> }> = [];
   for (const q of queries) {
     const side = async (mode: string) =>
       new Map<string, number>(
-        (await call("/search", { query: q.query, limit: 100, searchMode: mode, tags: ["labelled"] })).skills.map((s: { slug: string; similarity: number }) => [s.slug, s.similarity]),
+        (await call("/search", { query: q.query, limit: 100, searchMode: mode, tags: ["labelled"], minSimilarity: 0 })).skills.map((s: { slug: string; similarity: number }) => [s.slug, s.similarity]),
       );
     sides.push({ semantic: await side("semantic"), keyword: await side("keyword") });
   }

@@ -15,7 +15,7 @@ export const hybridKeywordWeight = 0.15;
  * dev split of bench/data/skills as the highest floor that costs at most 0.02 of hit@1 (the sweep that
  * `npx tsx bench/skill-search.ts --quality-only` prints). Keyword search has no floor: its hits share words.
  */
-export const defaultMinSimilarity = 0.4;
+export const defaultMinSimilarity = 0.3;
 
 /** The minimum similarity a search in this mode applies unless the request names one. */
 export const minSimilarityOf = (mode: SkillSearchMode): number => (mode === "keyword" ? 0 : defaultMinSimilarity);

@@ -131,6 +131,17 @@ describe.each(backends)("skills over REST (%s)", (backend) => {
     expect(found.body._meta).toMatchObject({ totalMs: expect.any(Number), searchMs: expect.any(Number), embedMs: expect.any(Number) });
     const semantic = await post(agent, "/search", { query: "complete a document's fields", tags: ["search-test"], searchMode: "semantic", limit: 1 });
     expect(semantic.body.skills.map((s: { id: string }) => s.id)).toEqual([pdf.id]);
+    // A floor: nothing below minSimilarity, the default leaves out the unrelated, 0 gives the nearest whatever they score.
+    const all = await post(agent, "/search", { query: "my container keeps restarting in the cluster", tags: ["search-test"], minSimilarity: 0 });
+    expect(all.body.skills).toHaveLength(2);
+    const floor = (all.body.skills[0].similarity + all.body.skills[1].similarity) / 2;
+    const above = await post(agent, "/search", { query: "my container keeps restarting in the cluster", tags: ["search-test"], minSimilarity: floor });
+    expect(above.body.skills.map((s: { id: string }) => s.id)).toEqual([kube.id]);
+    const unrelated = await post(agent, "/search", { query: "bake sourdough bread with a crisp crust", tags: ["search-test"] });
+    for (const s of unrelated.body.skills) expect(s.similarity).toBeGreaterThanOrEqual(0.3);
+    const refused = await post(agent, "/search", { query: "q", minSimilarity: 2 });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.message).toBe("minSimilarity: must be 0 to 1");
     // Quoted words are words, not a phrase query the index cannot answer.
     const quoted = await post(agent, "/search", { query: '"restarting" "cluster"', tags: ["search-test"], searchMode: "keyword" });
     expect(quoted.status, JSON.stringify(quoted.body)).toBe(200);

@@ -552,7 +552,7 @@ export type SearchSkillsRequest = Message<"agent.v1.SearchSkillsRequest"> & {
   searchMode: SearchMode;
 
   /**
-   * Leave out skills whose similarity is below this, 0 to 1. Default: 0.4 in hybrid
+   * Leave out skills whose similarity is below this, 0 to 1. Default: 0.3 in hybrid
    * and semantic modes (a skill scoring lower is more often the wrong one than the
    * right one), 0 in keyword mode. Send 0 to get the nearest skills whatever they score.
    *
