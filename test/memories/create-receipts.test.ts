@@ -146,7 +146,7 @@ describe.each(backends)("create receipts and dry runs (%s)", (backend) => {
       const shadowed = [{ memoryId: older, rule: "value", reason: "different value: Google → Microsoft", snippet: "The user works at Google" }];
       const summary = `stored; shadowed ${older} (different value: Google → Microsoft)`;
 
-      // Connect JSON (a dry run, so the same write can be sent again): empty lists are left out.
+      // Connect JSON (a dry run, so the same write can be sent again): every field written, as REST writes them.
       const viaConnectJson = connectJson(server.url, key);
       const connect = async (body: object) => {
         const res = await viaConnectJson("MemoryService", "CreateMemories", body);
@@ -155,7 +155,7 @@ describe.each(backends)("create receipts and dry runs (%s)", (backend) => {
       };
       const viaConnect = await connect({ content: "The user works at Microsoft", type: "MEMORY_TYPE_FACT", dryRun: true });
       expect(viaConnect.dryRun).toBe(true);
-      expect(viaConnect.results).toEqual([{ id: viaConnect.ids[0], supersedes: [older], outcome: "CREATE_OUTCOME_STORED", shadowed, summary }]);
+      expect(viaConnect.results).toEqual([{ id: viaConnect.ids[0], supersedes: [older], outcome: "CREATE_OUTCOME_STORED", shadowed, keptBeside: [], summary }]);
       expect(viaConnect.contradictions).toEqual([expect.objectContaining({ conflictsWith: older, rule: "value", shadowed: true })]);
 
       const grpcMemories = grpcClient(server.url, "MemoryService", key);
