@@ -59,6 +59,14 @@ export interface Skill {
   files?: Array<{ path: string; text?: string; base64?: string }>;
 }
 
+export interface MemoryFilter {
+  tags?: string[];
+  /** Only memories whose metadata contains this object. */
+  metadata?: Record<string, unknown>;
+  pageSize?: number;
+  pageToken?: string;
+}
+
 export interface AgentMemOptions {
   /** The server's address, e.g. http://localhost:8080. */
   baseUrl: string;
@@ -90,8 +98,9 @@ export class AgentMemError extends Error {
 export interface AgentMemRest {
   createMemory(input: MemoryInput): Promise<Memory>;
   getMemory(id: string): Promise<Memory>;
+  updateMemory(id: string, fields: Partial<MemoryInput>): Promise<Memory>;
   deleteMemory(id: string): Promise<void>;
-  listMemories(filter: { tags?: string[]; metadata?: Record<string, unknown>; pageSize?: number }): Promise<Memory[]>;
+  listMemories(filter: MemoryFilter): Promise<{ memories: Memory[]; nextPageToken?: string }>;
   recall(request: RecallRequest): Promise<RecallAnswer>;
   searchSkills(query: string, limit?: number): Promise<Skill[]>;
   getSkill(slug: string): Promise<Skill>;
@@ -119,6 +128,7 @@ export function createRestClient(options: AgentMemOptions): AgentMemRest {
       return answer.memories[0]!;
     },
     getMemory: (id) => call("GET", `/memories/${encodeURIComponent(id)}`),
+    updateMemory: (id, fields) => call("PATCH", `/memories/${encodeURIComponent(id)}`, fields),
     async deleteMemory(id) {
       await call("DELETE", `/memories/${encodeURIComponent(id)}`);
     },
@@ -127,7 +137,8 @@ export function createRestClient(options: AgentMemOptions): AgentMemRest {
       for (const tag of filter.tags ?? []) query.append("tags", tag);
       if (filter.metadata) query.set("metadata", JSON.stringify(filter.metadata));
       if (filter.pageSize) query.set("pageSize", String(filter.pageSize));
-      return (await call<{ memories: Memory[] }>("GET", `/memories?${query}`)).memories;
+      if (filter.pageToken) query.set("pageToken", filter.pageToken);
+      return call("GET", `/memories?${query}`);
     },
     recall: (request) => call("POST", "/recall", request),
     async searchSkills(query, limit = 5) {
