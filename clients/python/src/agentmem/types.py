@@ -3,12 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
-
-try:
-    from typing import Literal
-except ImportError:  # pragma: no cover - Python < 3.8
-    from typing_extensions import Literal  # type: ignore
+from typing import Any, Dict, List, Literal, Optional
 
 MemoryType = Literal["fact", "lesson", "directive", "preference", "contact", "bookmark"]
 MemorySource = Literal["direct", "conversation", "capture", "extraction", "compaction"]
