@@ -81,4 +81,17 @@ describe("clients/python: the agentmem package, installed offline into a venv, a
       ]),
     );
   }, startsProcessesTimeoutMs);
+
+  it("generates the gRPC stubs with Debian's protoc and runs the example of docs/how-to/python-grpc.md", async () => {
+    const [, generate] = await docExamples("docs/how-to/python-grpc.md", "sh");
+    const [example] = await docExamples("docs/how-to/python-grpc.md", "python");
+    const out = path.join(dir, "grpc");
+    await run("sh", ["-c", generate!], { cwd: repoRoot, env: { PATH: process.env.PATH ?? "", OUT: out } });
+    await writeFile(path.join(dir, "grpc-example.py"), example!);
+    // A key of its own: the pytest suite's memories would be recalled too.
+    const key = await server.createKey("python-grpc", "agent");
+    const { stdout } = await run(python, [path.join(dir, "grpc-example.py")], { env: { ...env, AGENTMEM_API_KEY: key, PYTHONPATH: out }, timeout: 60_000 });
+    expect(stdout).toContain("recalled: ['The user prefers dark mode']");
+    expect(stdout).toContain("error: NOT_FOUND not_found {'id': 'mem_missing'}");
+  }, startsProcessesTimeoutMs);
 });
