@@ -12,7 +12,7 @@ const run = promisify(execFile);
 const root = path.resolve(import.meta.dirname, "../..");
 const tsc = path.join(root, "node_modules/typescript/bin/tsc");
 /** In build order: the adapters depend on rest. */
-export const clientPackages = ["rest", "ai-sdk", "langchain", "openai-agents"];
+const clientPackages = ["rest", "ai-sdk", "langchain", "openai-agents"];
 
 async function mtime(file: string): Promise<number> {
   return stat(file).then((s) => s.mtimeMs, () => 0);

@@ -44,8 +44,8 @@ describe("clients/langchain: retriever, store and tools for LangChain JS, agains
       ],
     });
     const retriever = new AgentMemRetriever({ ...options, tags: ["retriever"], recall: { limit: 1, searchMode: "hybrid" } });
-    const [doc, ...rest_] = await retriever.invoke("when do we deploy?");
-    expect(rest_).toEqual([]);
+    const [doc, ...others] = await retriever.invoke("when do we deploy?");
+    expect(others).toEqual([]);
     expect(doc!.pageContent).toBe("The team deploys on Tuesdays");
     expect(doc!.metadata).toMatchObject({ type: "fact", receipt: { searchMode: "hybrid", returned: 1 } });
     expect(doc!.metadata.id).toMatch(/^mem_/);
