@@ -32,6 +32,8 @@ describe("clients/python: the agentmem package, installed offline into a venv, a
     });
     env = {
       PATH: process.env.PATH ?? "",
+      // pytest imports the tests from the source tree: leave no __pycache__ there.
+      PYTHONDONTWRITEBYTECODE: "1",
       AGENTMEM_URL: server.url,
       AGENTMEM_API_KEY: await server.createKey("python", "agent"),
       AGENTMEM_ADMIN_KEY: adminKey,
