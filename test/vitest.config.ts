@@ -1,10 +1,23 @@
+import path from "node:path";
 import { defineConfig } from "vitest/config";
 
+const root = new URL("..", import.meta.url).pathname;
+// The adapter packages' tests and docs examples import them by name; they run from source.
+const clientSource = (dir: string) => path.join(root, "clients", dir, "src/index.ts");
+
 export default defineConfig({
+  resolve: {
+    alias: {
+      "@agentmem/rest": clientSource("rest"),
+      "@agentmem/ai-sdk": clientSource("ai-sdk"),
+      "@agentmem/langchain": clientSource("langchain"),
+      "@agentmem/openai-agents": clientSource("openai-agents"),
+    },
+  },
   test: {
-    root: new URL("..", import.meta.url).pathname,
-    include: ["test/**/*.test.ts"],
-    globalSetup: ["test/support/postgres-cluster.ts"],
+    root,
+    include: ["test/**/*.test.ts", "clients/*/test/**/*.test.ts"],
+    globalSetup: ["test/support/postgres-cluster.ts", "test/support/client-packages.ts"],
     // Limits that catch a hung test, not a slow machine: tests wait for the conditions they need.
     testTimeout: 300_000,
     hookTimeout: 300_000,

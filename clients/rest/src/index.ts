@@ -1,0 +1,2 @@
+export * from "./rest-client.js";
+export * from "./agent-tools.js";
