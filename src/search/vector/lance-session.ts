@@ -38,6 +38,8 @@ export interface LanceConnectionOptions {
   readConsistencySeconds?: number;
   /** The caches this connection shares; LanceDB's own default is 6 GB + 1 GB per connection. */
   session?: Session;
+  /** Object store options (endpoint, region, credentials, allow_http); LanceDB also reads AWS_* itself. */
+  storageOptions?: Record<string, string>;
   /** Bytes of its table's vectors a collection holds in 8 bits, if they all fit (see lanceRowCache). */
   heldVectorsBytes?: number;
 }
@@ -60,5 +62,6 @@ export function connectLance(options: LanceConnectionOptions): Promise<Connectio
   return connect(options.uri, {
     readConsistencyInterval: options.readConsistencySeconds ?? defaultReadConsistencySeconds(options.uri),
     ...(options.session ? { session: options.session } : {}),
+    ...(options.storageOptions && Object.keys(options.storageOptions).length > 0 ? { storageOptions: options.storageOptions } : {}),
   });
 }
