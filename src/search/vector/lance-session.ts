@@ -40,6 +40,12 @@ export interface LanceConnectionOptions {
   session?: Session;
   /** Object store options (endpoint, region, credentials, allow_http); LanceDB also reads AWS_* itself. */
   storageOptions?: Record<string, string>;
+  /**
+   * Every commit of this process to a table waits for the one before it, optimizes included: on a store
+   * that does not honour conditional puts two commits of one version both succeed and the later one
+   * drops the other's (a compaction beside a merge-insert left a fragment read past its rows).
+   */
+  serialCommits?: boolean;
   /** Bytes of its table's vectors a collection holds in 8 bits, if they all fit (see lanceRowCache). */
   heldVectorsBytes?: number;
 }

@@ -75,6 +75,7 @@ export async function openAtLanceLocation<T extends { close(): Promise<void> }>(
     session,
     heldVectorsBytes: config.LANCEDB_HELD_VECTORS_BYTES,
     storageOptions: config.lanceStorageOptions,
+    serialCommits: indexWritersOf(config) === "maintainer",
   };
   const location = lanceLocationOf(config);
   if (location !== ephemeralLocation) return open({ uri: location, ...options });
