@@ -5,6 +5,8 @@ import path from "node:path";
 import { setTimeout as pause } from "node:timers/promises";
 import { connect, type Table } from "@lancedb/lancedb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startApp } from "../../src/app.js";
+import { ConfigError, loadConfig } from "../../src/config.js";
 import { openDatabase, type Database } from "../../src/db/database.js";
 import type { IndexerOptions } from "../../src/search/indexer.js";
 import { spawnServer } from "../support/child-server.js";
@@ -202,5 +204,36 @@ describe("three nodes on one bucket of an S3-compatible server", () => {
 
     nodes = await Promise.all(["a", "c"].map(startNode));
     await until("the index holds every memory again", async () => (await missingFromIndex()).length === 0);
+  });
+});
+
+describe("a node whose bucket cannot be reached", () => {
+  const start = (env: Record<string, string>) =>
+    startApp(
+      loadConfig({
+        PORT: "0",
+        HOST: "127.0.0.1",
+        LOG_LEVEL: "silent",
+        DATABASE_URL: database.url,
+        DATA_DIR: "memory://",
+        ...embeddings.env,
+        ...s3.env,
+        ...env,
+      }),
+    );
+  /** The start-up error's message; it must be one line. */
+  const refusal = async (env: Record<string, string>) => {
+    const err = (await start(env).then(
+      (app) => app.close().then(() => new Error("started")),
+      (e: unknown) => e,
+    )) as Error;
+    expect(err).toBeInstanceOf(ConfigError);
+    expect(err.message).not.toContain("\n");
+    return err.message;
+  };
+
+  it("is stopped at start with one line naming LANCEDB_URI and what the store answered", async () => {
+    expect(await refusal({ LANCEDB_URI: "s3://no-such-bucket/agentmem" })).toMatch(/^LANCEDB_URI=s3:\/\/no-such-bucket\/agentmem cannot be reached: NoSuchBucket.*LANCEDB_STORAGE_ENDPOINT/);
+    expect(await refusal({ LANCEDB_URI: lanceUri(s3.bucket), LANCEDB_STORAGE_ALLOW_HTTP: "false" })).toMatch(/cannot be reached: .*plain http.*LANCEDB_STORAGE_ALLOW_HTTP=true/);
   });
 });
