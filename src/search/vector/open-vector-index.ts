@@ -40,8 +40,9 @@ export function lanceLocationOf(config: LanceConfig): string {
 /**
  * Which nodes write the index (LANCEDB_WRITERS). On an object store only the maintainer does by default:
  * LanceDB commits a version by putting its manifest only if absent, and a store that ignores that
- * condition keeps the last of two concurrent commits and loses the other's rows (s3rver 3.7.1: three
- * processes adding 30 rows each at once kept 36 of 90). pgvector is written through Postgres by every node.
+ * condition keeps the last of two concurrent commits and loses the other's rows (s3rver 3.7.1, 2026-11-28,
+ * 2-core AMD EPYC, Node 20: three processes adding 30 rows each at once kept 36 to 47 of 90;
+ * `npx tsx bench/object-store-commits.ts`). pgvector is written through Postgres by every node.
  */
 export function indexWritersOf(config: IndexConfig): "maintainer" | "every-node" {
   if (config.VECTOR_BACKEND !== "lancedb") return "every-node";
