@@ -7,7 +7,7 @@ import { coalescedRuns } from "./coalesced-runs.js";
 import { maintenanceTrigger } from "./maintenance-trigger.js";
 import { reconcileInPages, reconcilePageSize } from "./reconcile.js";
 import { vectorFromBytes } from "./vector/records.js";
-import { everyNodeWrites, onWriterRole } from "./writer-role.js";
+import { everyNodeWrites, onWriterRole, reconcileAndDrain } from "./writer-role.js";
 import type { VectorIndex, VectorRecord } from "./vector/vector-index.js";
 
 // Postgres is the truth; the vector index follows it through the outbox. Every memory write queues its
@@ -267,13 +267,7 @@ export function createIndexer(
 
   /** Reconciles with storage (without delaying the caller), then indexes the queue. */
   const takeWriterRole = onWriterRole(writes, () => {
-    drainNow();
-    starting = reconcile()
-      .then(({ queued, removed }) => {
-        if (queued + removed > 0) log.info({ queued, removed }, "vector index reconciled with storage");
-        drainNow();
-      })
-      .catch((err: unknown) => log.error({ err }, "vector index reconciliation failed"));
+    starting = reconcileAndDrain(reconcile, drainNow, log, "vector index");
   });
 
   return {

@@ -5,7 +5,7 @@ import { loadSkills } from "../../skills/skill-store.js";
 import { embeddedText, keywordText } from "../../skills/skill-text.js";
 import { coalescedRuns } from "../coalesced-runs.js";
 import { reconcileInPages, reconcilePageSize } from "../reconcile.js";
-import { everyNodeWrites, onWriterRole } from "../writer-role.js";
+import { everyNodeWrites, onWriterRole, reconcileAndDrain } from "../writer-role.js";
 import { indexedContainers, type SkillVectorIndex } from "./skill-vector-index.js";
 
 // Postgres is the truth; the skills collection follows it through skill_index_outbox, written in the
@@ -87,13 +87,7 @@ export function createSkillIndexer(
     reconcileInPages(db, index, { table: "skills", queueSql: "insert into skill_index_outbox (skill_id) select unnest($1::text[])" }, pageSize);
 
   const takeWriterRole = onWriterRole(writes, () => {
-    drainInBackground();
-    starting = reconcile()
-      .then(({ queued, removed }) => {
-        if (queued + removed > 0) log.info({ queued, removed }, "skill index reconciled with storage");
-        drainInBackground();
-      })
-      .catch((err: unknown) => log.error({ err }, "skill index reconciliation failed"));
+    starting = reconcileAndDrain(reconcile, drainInBackground, log, "skill index");
   });
 
   return {
