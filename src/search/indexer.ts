@@ -197,11 +197,11 @@ export function createIndexer(
     let total = 0;
     let writing: Promise<number> | undefined;
     try {
-      for (let batch = await prepare("0"); batch; ) {
+      // Asked again before each write: embedding a batch can outlast the role.
+      for (let batch = await prepare("0"); batch && writes(); ) {
         writing = commit(batch);
         // Handled below; marked now so a failure while the next batch embeds is not an unhandled rejection.
         writing.catch(() => undefined);
-        // A node that lost the writer role meanwhile leaves the rest to the new writer.
         batch = stopped || !writes() ? undefined : await prepare(batch.seqs.at(-1)!);
         total += await writing;
         writing = undefined;
