@@ -42,6 +42,8 @@ export function createSkillIndexer(
     const skills = await loadSkills(db, ids);
     const present = new Set(skills.map((s) => s.id));
     const vectors = skills.length > 0 ? await embedder.embed(skills.map(embeddedText)) : [];
+    // Asked again after embedding, which can outlast the role.
+    if (!writes()) return 0;
     await index.upsert(
       skills.map((s, i) => ({
         id: s.id,
