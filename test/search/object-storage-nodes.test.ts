@@ -162,7 +162,8 @@ afterAll(async () => {
   if (root) await rm(root, { recursive: true, force: true });
 });
 
-describe("three nodes on one bucket of an S3-compatible server", () => {
+// Each test starts or stops processes, or makes dozens of calls to three of them: minutes on a loaded machine.
+describe("three nodes on one bucket of an S3-compatible server", { timeout: startsProcessesTimeoutMs }, () => {
   it("recall on every node what every node wrote at once, as soon as each write is acknowledged", async () => {
     const facts = await writeEverywhere(nodes, 4);
     for (const node of nodes) {
@@ -207,7 +208,7 @@ describe("three nodes on one bucket of an S3-compatible server", () => {
   });
 });
 
-describe("a node whose bucket cannot be reached", () => {
+describe("a node whose bucket cannot be reached", { timeout: startsProcessesTimeoutMs }, () => {
   const start = (env: Record<string, string>) =>
     startApp(
       loadConfig({
