@@ -63,6 +63,18 @@ async function startNode(name: string): Promise<Node> {
   return { name, url, child };
 }
 
+/** Starts the nodes at once; if one fails, those that started are kept (for afterAll to stop) and the failure is thrown. */
+async function startNodes(names: string[]): Promise<Node[]> {
+  const started = await Promise.allSettled(names.map(startNode));
+  const running = started.flatMap((s) => (s.status === "fulfilled" ? [s.value] : []));
+  const failed = started.find((s) => s.status === "rejected");
+  if (failed) {
+    nodes.push(...running);
+    throw failed.reason;
+  }
+  return running;
+}
+
 async function stopNode(node: Node, signal: NodeJS.Signals): Promise<void> {
   if (node.child.exitCode !== null || node.child.signalCode !== null) return;
   const exit = new Promise((resolve) => node.child.once("exit", resolve));
@@ -149,7 +161,7 @@ beforeAll(async () => {
   ]);
   db = await openDatabase({ databaseUrl: database.url, dataDir: "memory://", poolSize: 2, vector: false });
   // All three at once, on an empty bucket and a new database.
-  nodes = await Promise.all(["a", "b", "c"].map(startNode));
+  nodes = await startNodes(["a", "b", "c"]);
   key = (await rest(nodes[0]!.url, adminKey)("POST", "/api/v1/admin/keys", { workspace: "acme", container: "agent-1" })).body.key;
 }, startsProcessesTimeoutMs);
 
@@ -203,7 +215,7 @@ describe("three nodes on one bucket of an S3-compatible server", { timeout: star
     await withMemoriesTable((table) => table.delete(`id in (${removed.map((id) => `'${id}'`).join(", ")})`));
     expect((await missingFromIndex()).sort()).toEqual(removed.sort());
 
-    nodes = await Promise.all(["a", "c"].map(startNode));
+    nodes = await startNodes(["a", "c"]);
     await until("the index holds every memory again", async () => (await missingFromIndex()).length === 0);
   });
 });
