@@ -1,7 +1,7 @@
 // Recall throughput of one node against two nodes behind a round-robin client.
 //
 //   npx tsx bench/several-nodes.ts [--size 10000] [--duration 15] [--concurrency 8] [--repeats 2]
-//                                  [--database-url postgres://…] [--timeout 1800]
+//                                  [--object-storage] [--database-url postgres://…] [--timeout 1800]
 //
 // Two real servers (src/main.ts, each its own process) share one PostgreSQL database (--database-url, or
 // a throwaway cluster from the installed binaries) and one LanceDB directory, as a deployment of several
@@ -13,6 +13,11 @@
 // of load on the machine meanwhile falls on both. Hybrid recall embeds the query; keyword recall does
 // not, so it shows what a second node adds where the model is not the limit. Prints a table and writes
 // bench/results/several-nodes.json.
+//
+// --object-storage puts the LanceDB index in a bucket of a local S3-compatible server (s3rver) instead of
+// a directory, so only the maintainer (node A) writes it (LANCEDB_WRITERS=maintainer), and adds the delay
+// from a write acknowledged by node B to its recall on node A and to its job being written to the index
+// by node A; results go to bench/results/several-nodes-object-storage.json.
 
 import { connect } from "@lancedb/lancedb";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -30,8 +35,9 @@ import { startServer, type BenchServer } from "./lib/server.js";
 import { Recorder, type PhaseResult } from "./lib/stats.js";
 import { syntheticMemory, syntheticQueries } from "./lib/synthetic.js";
 import { alignedTable } from "./lib/table.js";
+import { startS3Server } from "../test/support/s3-server.js";
 
-const resultsFile = path.join(path.dirname(fileURLToPath(import.meta.url)), "results", "several-nodes.json");
+const resultsDir = path.join(path.dirname(fileURLToPath(import.meta.url)), "results");
 const container = "bench-1";
 const batchSize = 100;
 const ingestConcurrency = 4;
@@ -40,6 +46,9 @@ type Mode = (typeof modes)[number];
 const setups = ["1 node", "2 nodes"] as const;
 type Setup = (typeof setups)[number];
 const warmupS = 3;
+/** Writes whose cross-node delays --object-storage measures, and how long each may take to show. */
+const delaySamples = 10;
+const delayDeadlineMs = 60_000;
 
 function parseOptions(argv: string[]) {
   const { values } = parseArgs({
@@ -49,6 +58,7 @@ function parseOptions(argv: string[]) {
       duration: { type: "string", default: "15" },
       concurrency: { type: "string", default: "8" },
       repeats: { type: "string", default: "2" },
+      "object-storage": { type: "boolean", default: false },
       "database-url": { type: "string" },
       timeout: { type: "string", default: "1800" },
     },
@@ -58,6 +68,7 @@ function parseOptions(argv: string[]) {
     durationS: positiveOption("duration", values.duration),
     concurrency: positiveOption("concurrency", values.concurrency),
     repeats: positiveOption("repeats", values.repeats),
+    objectStorage: values["object-storage"],
     databaseUrl: values["database-url"] ?? (process.env.BENCH_DATABASE_URL || undefined),
     timeoutS: positiveOption("timeout", values.timeout),
   };
@@ -81,18 +92,40 @@ async function ingest(node: BenchServer, key: string, size: number): Promise<num
   return elapsedS;
 }
 
+/** Where the nodes' LanceDB index lives: a directory, or a bucket of a local S3-compatible server. */
+interface LanceSite {
+  uri: string;
+  storageOptions: Record<string, string>;
+  /** The nodes' settings for it. */
+  env: Record<string, string>;
+}
+
+async function lanceSite(objectStorage: boolean): Promise<LanceSite> {
+  if (objectStorage) {
+    const s3 = await startS3Server();
+    onCleanUp(s3.close);
+    const uri = `s3://${s3.bucket}/agentmem`;
+    return { uri, storageOptions: s3.storageOptions, env: { LANCEDB_URI: uri, ...s3.env } };
+  }
+  const dir = await mkdtemp(path.join(tmpdir(), "agentmem-bench-nodes-"));
+  onCleanUp(() => rm(dir, { recursive: true, force: true }));
+  return { uri: dir, storageOptions: {}, env: { LANCEDB_URI: dir } };
+}
+
 /**
  * Waits until every job is indexed and the LanceDB indexes cover every row (the maintainer folds new rows
  * in once the queue has been idle for a while): rows outside them are searched by a scan.
  */
-async function settle(databaseUrl: string, lanceDir: string): Promise<void> {
+async function settle(databaseUrl: string, site: LanceSite): Promise<void> {
   const db = new pg.Client({ connectionString: databaseUrl });
   await db.connect();
-  const lance = await connect(lanceDir);
+  const lance = await connect(site.uri, { storageOptions: site.storageOptions });
+  // Opened by name: an S3-compatible server may answer no listing by delimiter, which tableNames() needs.
+  const { rows: state } = await db.query<{ dimensions: number }>("select dimensions from vector_index_state");
   try {
     for (;;) {
       const { rows } = await db.query<{ n: number }>("select count(*)::int as n from index_outbox where indexed_at is null");
-      const table = await lance.openTable((await lance.tableNames()).find((t) => t.startsWith("memories_"))!);
+      const table = await lance.openTable(`memories_v2_${state[0]!.dimensions}`);
       const indices = await table.listIndices();
       const unindexed = await Promise.all(indices.map(async (i) => (await table.indexStats(i.name))?.numUnindexedRows ?? 0));
       table.close();
@@ -120,7 +153,51 @@ class TeeRecorder extends Recorder {
   }
 }
 
-const recallBody = (query: string, mode: Mode) => ({ query, searchMode: mode, limit: 10, containers: [container], includeReceipt: false });
+/** Milliseconds until `probe` holds, polled every 5 ms; undefined if it does not within delayDeadlineMs. */
+async function msUntil(probe: () => Promise<boolean>): Promise<number | undefined> {
+  const started = performance.now();
+  while (!(await probe())) {
+    if (performance.now() - started > delayDeadlineMs) return undefined;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  return performance.now() - started;
+}
+
+/**
+ * `samples` writes through `writer`, one at a time: how long after each was acknowledged a semantic recall
+ * on `reader` returned it among its first ten, and how long until its job was written to the index.
+ */
+async function crossNodeDelays(writer: BenchServer, reader: BenchServer, key: string, databaseUrl: string, samples: number) {
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  const recalled = new Recorder();
+  const indexed = new Recorder();
+  const record = (rec: Recorder, ms: number | undefined) => (ms === undefined ? rec.failure("deadline") : rec.success(ms));
+  const probes = syntheticQueries(samples, 11);
+  try {
+    for (const [i, query] of probes.entries()) {
+      const content = `Cross-node probe ${i}: ${query}`;
+      const written = (await post(`${writer.url}/api/v1/agent/memories`, key, { content, type: "fact", containers: [container] })) as { ids: string[] };
+      const id = written.ids[0]!;
+      const acknowledged = performance.now();
+      record(
+        recalled,
+        await msUntil(async () => {
+          const found = (await post(`${reader.url}/api/v1/agent/recall`, key, recallBody(content, "semantic"))) as { memories: Array<{ id: string }> };
+          return found.memories.some((m) => m.id === id);
+        }),
+      );
+      const done = await msUntil(async () => (await db.query("select 1 from index_outbox where memory_id = $1 and indexed_at is null", [id])).rowCount === 0);
+      record(indexed, done === undefined ? undefined : performance.now() - acknowledged);
+    }
+  } finally {
+    await db.end();
+  }
+  const info = (phase: string) => ({ phase, transport: "rest" as const, dataSize: samples, concurrency: 1 });
+  return [recalled.result(info("write on B, recalled on A"), 1), indexed.result(info("write on B, indexed by A"), 1)];
+}
+
+const recallBody = (query: string, mode: Mode | "semantic") => ({ query, searchMode: mode, limit: 10, containers: [container], includeReceipt: false });
 
 async function main(): Promise<number> {
   const options = parseOptions(process.argv.slice(2));
@@ -131,6 +208,7 @@ async function main(): Promise<number> {
     node: process.version,
     loadAvg1mBefore: loadavg()[0]!,
     size: options.size,
+    objectStorage: options.objectStorage,
     durationS: options.durationS,
     concurrency: options.concurrency,
     repeats: options.repeats,
@@ -138,9 +216,8 @@ async function main(): Promise<number> {
   };
 
   const databaseUrl = await benchDatabase(options.databaseUrl, "-c max_connections=200");
-  const lanceDir = await mkdtemp(path.join(tmpdir(), "agentmem-bench-nodes-"));
-  onCleanUp(() => rm(lanceDir, { recursive: true, force: true }));
-  const env = { LANCEDB_URI: lanceDir, CONTRADICTIONS_ENABLED: "false" };
+  const site = await lanceSite(options.objectStorage);
+  const env = { ...site.env, CONTRADICTIONS_ENABLED: "false" };
 
   console.error("starting node A…");
   const a = await startServer(databaseUrl, env);
@@ -150,7 +227,7 @@ async function main(): Promise<number> {
   const ingestS = await ingest(a, key, options.size);
   console.error(`  ${(options.size / ingestS).toFixed(0)} memories/s accepted; waiting until they are indexed and folded…`);
   const settleStarted = performance.now();
-  await settle(databaseUrl, lanceDir);
+  await settle(databaseUrl, site);
   const settleS = (performance.now() - settleStarted) / 1000;
   console.error(`  settled ${settleS.toFixed(0)} s after the last write was accepted`);
   console.error("starting node B…");
@@ -191,6 +268,7 @@ async function main(): Promise<number> {
     }
   }
 
+  const delays = options.objectStorage ? await crossNodeDelays(b, a, key, databaseUrl, delaySamples) : [];
   const loadAvg1mAfter = loadavg()[0]!;
   const gain = (mode: Mode) => {
     const [one, two] = setups.map((s) => results.find((r) => r.phase === `recall ${mode}, ${s}`)!);
@@ -203,19 +281,26 @@ async function main(): Promise<number> {
   }
   console.log(
     [
-      `several nodes: ${options.size} memories, PostgreSQL ${options.databaseUrl ? "server" : "throwaway cluster"} + one LanceDB directory`,
+      `several nodes: ${options.size} memories, PostgreSQL ${options.databaseUrl ? "server" : "throwaway cluster"} + one LanceDB ${options.objectStorage ? "bucket (s3rver on loopback; only node A writes it)" : "directory"}`,
       `cores: ${run.cores}   cpu: ${run.cpu}   node: ${run.node}   load average (1 min) before/after: ${run.loadAvg1mBefore.toFixed(2)} / ${loadAvg1mAfter.toFixed(2)}`,
       `REST recall, closed loop at concurrency ${options.concurrency}, ${options.repeats} x ${options.durationS} s per row (alternating), a new query text every call`,
       `ingest through node A: ${(options.size / ingestS).toFixed(0)} memories/s accepted, indexed and folded ${settleS.toFixed(0)} s after the last`,
       "",
       alignedTable(rows, [0, 1]),
       "",
+      ...(delays.length > 0
+        ? [
+            alignedTable([["delay", "samples", "p50 ms", "p95 ms", "max ms", "not within 60 s"], ...delays.map((d) => [d.phase, String(d.ok), d.p50Ms.toFixed(0), d.p95Ms.toFixed(0), d.p99Ms.toFixed(0), String(d.errors)])], [0]),
+            "",
+          ]
+        : []),
       `Note: each node runs its own embedding workers (EMBEDDING_WORKERS, default min(2, cores)); on ${run.cores} cores two nodes share the same CPU, so a second node adds what one node leaves idle, not its own cores.`,
       `Note: ${caveat}`,
     ].join("\n"),
   );
-  await mkdir(path.dirname(resultsFile), { recursive: true });
-  await writeFile(resultsFile, JSON.stringify({ run: { ...run, loadAvg1mAfter, ingestS, settleS, caveat }, results }, null, 2) + "\n");
+  const resultsFile = path.join(resultsDir, options.objectStorage ? "several-nodes-object-storage.json" : "several-nodes.json");
+  await mkdir(resultsDir, { recursive: true });
+  await writeFile(resultsFile, JSON.stringify({ run: { ...run, loadAvg1mAfter, ingestS, settleS, caveat }, results, delays }, null, 2) + "\n");
   console.log(`\nwritten to ${resultsFile}`);
   const failing = results.filter((r) => r.errors > 0.01 * (r.ok + r.errors));
   for (const r of failing) console.error(`FAIL: ${r.phase} had ${r.errors} errors: ${JSON.stringify(r.errorKinds)}`);

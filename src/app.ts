@@ -29,13 +29,16 @@ import { backfillContentTokens } from "./memories/token-backfill.js";
 import { writeEmbedder } from "./memories/write-vectors.js";
 import { createTokenCounter } from "./recall/token-counter.js";
 import { checkIndexState } from "./search/index-state.js";
-import { createIndexer, defaultIndexerOptions, indexBacklog, type Indexer } from "./search/indexer.js";
+import { createIndexer, defaultIndexerOptions, indexBacklog, type Indexer, type IndexerOptions } from "./search/indexer.js";
 import { createMaintainerLease, type MaintainerLease } from "./search/maintainer-lease.js";
 import { pendingReader } from "./recall/pending-candidates.js";
 import { recallService } from "./recall/recall-service.js";
 import { createReranker } from "./recall/reranker.js";
 import { createTraceStore, type TraceStore } from "./recall/trace-store.js";
-import { lanceLocationOf, openVectorIndex, readConsistencyMsOf } from "./search/vector/open-vector-index.js";
+import { isObjectStore } from "./search/vector/lance-consistency.js";
+import { checkObjectStore } from "./search/vector/object-store-check.js";
+import { indexWritersOf, lanceLocationOf, openVectorIndex, readConsistencyMsOf } from "./search/vector/open-vector-index.js";
+import { everyNodeWrites } from "./search/writer-role.js";
 import { openSkillIndex } from "./search/skills/open-skill-index.js";
 import { createSkillIndexer, type SkillIndexer } from "./search/skills/skill-indexer.js";
 import type { SkillVectorIndex } from "./search/skills/skill-vector-index.js";
@@ -108,6 +111,8 @@ const packageJsonPath = new URL("../package.json", import.meta.url);
 export interface StartOptions {
   /** Where log lines go instead of stdout (tests read them). */
   logStream?: DestinationStream;
+  /** Indexer settings other than the defaults (tests use small thresholds, so a few writes exercise them). */
+  indexer?: Partial<IndexerOptions>;
 }
 
 /** How often open gRPC health watches re-check readiness. */
@@ -132,6 +137,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     opened.unshift(embedder);
     // Checked before the index is opened, so a refused node creates nothing at its own location.
     const lanceLocation = config.VECTOR_BACKEND === "lancedb" ? lanceLocationOf(config) : undefined;
+    if (lanceLocation !== undefined && isObjectStore(lanceLocation)) await checkObjectStore(lanceLocation, config.lanceStorageOptions);
     await checkIndexState(db, embedder.info, config.VECTOR_BACKEND, lanceLocation);
     const vectors = await openVectorIndex(config, db, embedder.info.dimensions);
     opened.unshift(vectors);
@@ -158,15 +164,18 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     const maintainer = config.INDEXER_ENABLED
       ? createMaintainerLease(db, `${os.hostname()}/${process.pid}/${randomBytes(4).toString("hex")}`, config.INDEX_MAINTAINER_LEASE_MS, fastify.log)
       : null;
+    const maintains = () => maintainer?.holds() ?? false;
+    const writes = indexWritersOf(config) === "maintainer" ? maintains : everyNodeWrites;
     const indexer = createIndexer(
       db,
       vectors,
       embedder,
       fastify.log,
-      { ...defaultIndexerOptions, keepIndexedMs: readConsistencyMsOf(config) },
-      () => maintainer?.holds() ?? false,
+      { ...defaultIndexerOptions, keepIndexedMs: readConsistencyMsOf(config), ...options.indexer },
+      maintains,
+      writes,
     );
-    const skillIndexer = createSkillIndexer(db, skillIndex, embedder, fastify.log, () => maintainer?.holds() ?? false);
+    const skillIndexer = createSkillIndexer(db, skillIndex, embedder, fastify.log, maintains, writes);
     const traces = createTraceStore(db, fastify.log);
     const usage = usageMeter(db, config.plans);
     const calls = inFlightGate("the server");

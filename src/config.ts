@@ -118,6 +118,13 @@ export const envSchema = z.object({
   VECTOR_BACKEND: z.enum(["lancedb", "pgvector"]).default("lancedb"),
   /** LanceDB location: a directory (default DATA_DIR/lance) or an object store URI such as s3://bucket/path. */
   LANCEDB_URI: z.string().min(1).optional(),
+  /**
+   * Which nodes write the LanceDB index: maintainer (only the holder of the maintainer lease; the others
+   * queue their jobs in the outbox) or every-node. Default maintainer for an object store URI, where
+   * concurrent commits are lost unless the store honours conditional puts (docs/how-to/several-nodes-object-storage.md),
+   * every-node for a directory.
+   */
+  LANCEDB_WRITERS: z.enum(["maintainer", "every-node"]).optional(),
   /** How stale a node's view of the LanceDB index may be (other nodes' writes); default 0 for a directory, 1000 for object storage. */
   LANCEDB_READ_CONSISTENCY_MS: z.coerce.number().int().min(0).max(60_000).optional(),
   /** LanceDB's cache of index data (IVF partitions, full-text and scalar index pages); LanceDB's own default is 6 GB. */
@@ -211,9 +218,24 @@ function readMarketplaceTerms(env: z.output<typeof envSchema>, ctx: z.Refinement
   }
 }
 
+/** Prefix of the variables handed to LanceDB as storage options: LANCEDB_STORAGE_ENDPOINT becomes `endpoint`. */
+export const lanceStoragePrefix = "LANCEDB_STORAGE_";
+
+/**
+ * LanceDB's object store options from LANCEDB_STORAGE_* (endpoint, region, access_key_id,
+ * secret_access_key, allow_http, …; LanceDB's storage page lists them). LanceDB also reads the standard
+ * AWS_* variables itself; an option given here wins over them.
+ */
+export const lanceStorageOptionsOf = (env: Record<string, string>): Record<string, string> =>
+  Object.fromEntries(
+    Object.entries(env)
+      .filter(([name]) => name.startsWith(lanceStoragePrefix) && name.length > lanceStoragePrefix.length)
+      .map(([name, value]) => [name.slice(lanceStoragePrefix.length).toLowerCase(), value]),
+  );
+
 const configSchema = envSchema.transform((env, ctx) => ({ ...env, plans: readPlans(env, ctx), marketplaceTerms: readMarketplaceTerms(env, ctx) }));
 
-export type Config = z.infer<typeof configSchema>;
+export type Config = z.infer<typeof configSchema> & { lanceStorageOptions: Record<string, string> };
 
 export class ConfigError extends Error {
   override name = "ConfigError";
@@ -225,5 +247,5 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const parsed = configSchema.safeParse(cleaned);
   const lines = [...replacedVariableIssues(cleaned), ...(parsed.success ? [] : parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`))];
   if (lines.length > 0 || !parsed.success) throw new ConfigError(`invalid configuration:\n${lines.join("\n")}`);
-  return parsed.data;
+  return { ...parsed.data, lanceStorageOptions: lanceStorageOptionsOf(cleaned as Record<string, string>) };
 }

@@ -2,6 +2,7 @@ import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../src/config.js";
+import { indexWritersOf } from "../src/search/vector/open-vector-index.js";
 
 describe("configuration", () => {
   it("uses documented defaults", () => {
@@ -40,5 +41,20 @@ describe("configuration", () => {
     );
     expect(result.code).toBe(1);
     expect(result.stderr).toContain("PORT");
+  });
+
+  it("hands LANCEDB_STORAGE_* to LanceDB as storage options, and lets only the maintainer write an object store by default", () => {
+    const config = loadConfig({
+      LANCEDB_URI: "s3://bucket/agentmem",
+      LANCEDB_STORAGE_ENDPOINT: "http://127.0.0.1:9000",
+      LANCEDB_STORAGE_ALLOW_HTTP: "true",
+      LANCEDB_STORAGE_ACCESS_KEY_ID: "key",
+    });
+    expect(config.lanceStorageOptions).toEqual({ endpoint: "http://127.0.0.1:9000", allow_http: "true", access_key_id: "key" });
+    expect(indexWritersOf(config)).toBe("maintainer");
+    expect(indexWritersOf(loadConfig({ LANCEDB_URI: "s3://bucket/agentmem", LANCEDB_WRITERS: "every-node" }))).toBe("every-node");
+    expect(indexWritersOf(loadConfig({ LANCEDB_URI: "/srv/agentmem/lance" }))).toBe("every-node");
+    expect(indexWritersOf(loadConfig({ LANCEDB_URI: "s3://bucket/agentmem", VECTOR_BACKEND: "pgvector" }))).toBe("every-node");
+    expect(() => loadConfig({ LANCEDB_WRITERS: "some" })).toThrow(/LANCEDB_WRITERS/);
   });
 });

@@ -7,6 +7,7 @@ import { coalescedRuns } from "./coalesced-runs.js";
 import { maintenanceTrigger } from "./maintenance-trigger.js";
 import { reconcileInPages, reconcilePageSize } from "./reconcile.js";
 import { vectorFromBytes } from "./vector/records.js";
+import { everyNodeWrites, onWriterRole, reconcileAndDrain } from "./writer-role.js";
 import type { VectorIndex, VectorRecord } from "./vector/vector-index.js";
 
 // Postgres is the truth; the vector index follows it through the outbox. Every memory write queues its
@@ -87,7 +88,9 @@ export async function indexBacklog(db: Database): Promise<number> {
 
 /**
  * `maintains` says whether this node may optimise the index now: of several nodes on one index only the
- * holder of the maintainer lease does (src/search/maintainer-lease.ts); the others only write.
+ * holder of the maintainer lease does (src/search/maintainer-lease.ts). `writes` says whether it may write
+ * the index at all: every node on a directory; on object storage only the maintainer, and the others
+ * leave their jobs in the outbox for it (see indexWritersOf).
  */
 export function createIndexer(
   db: Database,
@@ -96,6 +99,7 @@ export function createIndexer(
   log: FastifyBaseLogger,
   opts = defaultIndexerOptions,
   maintains: () => boolean = () => true,
+  writes: () => boolean = everyNodeWrites,
 ) {
   let starting: Promise<void> | undefined;
   let writesSinceOptimize = 0;
@@ -175,6 +179,7 @@ export function createIndexer(
 
   /** Indexes one batch of queued memories; returns how many jobs it completed. */
   async function indexBatch(): Promise<number> {
+    if (!writes()) return 0;
     const batch = await prepare("0");
     return batch ? commit(batch) : 0;
   }
@@ -185,17 +190,19 @@ export function createIndexer(
    * a lower sequence number than the cursor is picked up by the next drain.
    */
   async function drainOnce(): Promise<number> {
+    if (!writes()) return 0;
     if (opts.keepIndexedMs > 0) {
       await db.query("delete from index_outbox where indexed_at < now() - $1::double precision * interval '1 millisecond'", [opts.keepIndexedMs]);
     }
     let total = 0;
     let writing: Promise<number> | undefined;
     try {
-      for (let batch = await prepare("0"); batch; ) {
+      // Asked again before each write: embedding a batch can outlast the role.
+      for (let batch = await prepare("0"); batch && writes(); ) {
         writing = commit(batch);
         // Handled below; marked now so a failure while the next batch embeds is not an unhandled rejection.
         writing.catch(() => undefined);
-        batch = stopped ? undefined : await prepare(batch.seqs.at(-1)!);
+        batch = stopped || !writes() ? undefined : await prepare(batch.seqs.at(-1)!);
         total += await writing;
         writing = undefined;
       }
@@ -242,6 +249,7 @@ export function createIndexer(
 
   /** What the poll and notify() run: a drain, unless the queue is lingering; returns the jobs completed. */
   async function backgroundDrain(): Promise<number> {
+    if (!writes()) return 0;
     return (await lingering()) ? 0 : drain();
   }
 
@@ -257,6 +265,11 @@ export function createIndexer(
     if (!stopped) drain().catch(indexingFailed);
   }
 
+  /** Reconciles with storage (without delaying the caller), then indexes the queue. */
+  const takeWriterRole = onWriterRole(writes, () => {
+    starting = reconcileAndDrain(reconcile, drainNow, log, "vector index");
+  });
+
   return {
     drain,
     backgroundDrain,
@@ -268,17 +281,17 @@ export function createIndexer(
     },
     /** Queues every memory the index lacks and drops vectors of memories that no longer exist. */
     reconcile,
-    /** Reconciles with storage (without delaying the caller), then indexes the queue and polls for more. */
+    /**
+     * Polls for queued jobs; on a node that writes the index (now, or once it takes the writer role),
+     * reconciles with storage first, without delaying the caller.
+     */
     start(): void {
-      timer = setInterval(drainInBackground, opts.pollMs);
+      timer = setInterval(() => {
+        takeWriterRole();
+        drainInBackground();
+      }, opts.pollMs);
       timer.unref();
-      drainNow();
-      starting = reconcile()
-        .then(({ queued, removed }) => {
-          if (queued + removed > 0) log.info({ queued, removed }, "vector index reconciled with storage");
-          drainNow();
-        })
-        .catch((err: unknown) => log.error({ err }, "vector index reconciliation failed"));
+      takeWriterRole();
     },
     settled,
     /** Resolves once the start's reconciliation and the drain of what it queued have ended. */

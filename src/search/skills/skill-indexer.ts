@@ -5,6 +5,7 @@ import { loadSkills } from "../../skills/skill-store.js";
 import { embeddedText, keywordText } from "../../skills/skill-text.js";
 import { coalescedRuns } from "../coalesced-runs.js";
 import { reconcileInPages, reconcilePageSize } from "../reconcile.js";
+import { everyNodeWrites, onWriterRole, reconcileAndDrain } from "../writer-role.js";
 import { indexedContainers, type SkillVectorIndex } from "./skill-vector-index.js";
 
 // Postgres is the truth; the skills collection follows it through skill_index_outbox, written in the
@@ -15,13 +16,18 @@ const batchSize = 64;
 const pollMs = 1000;
 const optimizeEvery = 200;
 
-/** `maintains`: whether this node may optimise the index now (the maintainer lease, as for memories). */
+/**
+ * `maintains`: whether this node may optimise the index now; `writes`: whether it may write it at all (as
+ * for memories, see createIndexer). A skill written on a node that does not write is searchable once the
+ * writer's poll has indexed it and the reading node's view has caught up.
+ */
 export function createSkillIndexer(
   db: Database,
   index: SkillVectorIndex,
   embedder: Embedder,
   log: FastifyBaseLogger,
   maintains: () => boolean = () => true,
+  writes: () => boolean = everyNodeWrites,
 ) {
   let writesSinceOptimize = 0;
   let timer: NodeJS.Timeout | undefined;
@@ -29,12 +35,15 @@ export function createSkillIndexer(
   let stopped = false;
 
   async function step(): Promise<number> {
+    if (!writes()) return 0;
     const jobs = await db.query<{ seq: string; skill_id: string }>("select seq, skill_id from skill_index_outbox order by seq limit $1", [batchSize]);
     if (jobs.length === 0) return 0;
     const ids = [...new Set(jobs.map((j) => j.skill_id))];
     const skills = await loadSkills(db, ids);
     const present = new Set(skills.map((s) => s.id));
     const vectors = skills.length > 0 ? await embedder.embed(skills.map(embeddedText)) : [];
+    // Asked again after embedding, which can outlast the role.
+    if (!writes()) return 0;
     await index.upsert(
       skills.map((s, i) => ({
         id: s.id,
@@ -79,6 +88,10 @@ export function createSkillIndexer(
   const reconcile = (pageSize = reconcilePageSize) =>
     reconcileInPages(db, index, { table: "skills", queueSql: "insert into skill_index_outbox (skill_id) select unnest($1::text[])" }, pageSize);
 
+  const takeWriterRole = onWriterRole(writes, () => {
+    starting = reconcileAndDrain(reconcile, drainInBackground, log, "skill index");
+  });
+
   return {
     /** Indexes one batch of queued jobs; the number handled, 0 when the outbox is empty. */
     step,
@@ -90,17 +103,14 @@ export function createSkillIndexer(
     },
     /** Queues every skill the index lacks and drops vectors of skills that no longer exist. */
     reconcile,
-    /** Reconciles with storage (without delaying the caller), then indexes the queue and polls for more. */
+    /** Polls for queued jobs; reconciles with storage on taking the writer role, as the memories' indexer does. */
     start(): void {
-      timer = setInterval(drainInBackground, pollMs);
+      timer = setInterval(() => {
+        takeWriterRole();
+        drainInBackground();
+      }, pollMs);
       timer.unref();
-      drainInBackground();
-      starting = reconcile()
-        .then(({ queued, removed }) => {
-          if (queued + removed > 0) log.info({ queued, removed }, "skill index reconciled with storage");
-          drainInBackground();
-        })
-        .catch((err: unknown) => log.error({ err }, "skill index reconciliation failed"));
+      takeWriterRole();
     },
     /** Stops background work and waits for what is running (reconciliation, a drain) to end. */
     async stop(): Promise<void> {

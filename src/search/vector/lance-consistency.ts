@@ -4,4 +4,7 @@
  * cost (p50 9 ms either way at 10k rows), so every read is current; 1 s for object stores, where each
  * look is a request. Kept apart from lancedb-index.ts, which loads the native module.
  */
-export const defaultReadConsistencySeconds = (uri: string) => (uri.includes("://") ? 1 : 0);
+export const defaultReadConsistencySeconds = (uri: string) => (isObjectStore(uri) ? 1 : 0);
+
+/** Whether a LanceDB location is an object store (s3://, gs://, az://, …) rather than a directory. */
+export const isObjectStore = (location: string) => location.includes("://");

@@ -38,6 +38,14 @@ export interface LanceConnectionOptions {
   readConsistencySeconds?: number;
   /** The caches this connection shares; LanceDB's own default is 6 GB + 1 GB per connection. */
   session?: Session;
+  /** Object store options (endpoint, region, credentials, allow_http); LanceDB also reads AWS_* itself. */
+  storageOptions?: Record<string, string>;
+  /**
+   * Every commit of this process to a table waits for the one before it, optimizes included: on a store
+   * that does not honour conditional puts two commits of one version both succeed and the later one
+   * drops the other's (a compaction beside a merge-insert left a fragment read past its rows).
+   */
+  serialCommits?: boolean;
   /** Bytes of its table's vectors a collection holds in 8 bits, if they all fit (see lanceRowCache). */
   heldVectorsBytes?: number;
 }
@@ -60,5 +68,6 @@ export function connectLance(options: LanceConnectionOptions): Promise<Connectio
   return connect(options.uri, {
     readConsistencyInterval: options.readConsistencySeconds ?? defaultReadConsistencySeconds(options.uri),
     ...(options.session ? { session: options.session } : {}),
+    ...(options.storageOptions && Object.keys(options.storageOptions).length > 0 ? { storageOptions: options.storageOptions } : {}),
   });
 }

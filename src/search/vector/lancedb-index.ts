@@ -321,7 +321,8 @@ export async function openLanceIndex(options: LanceIndexOptions): Promise<Vector
     optimize: () =>
       gate.run(() =>
         maintain(async () => {
-          await optimizeTable(table, dimensions, annPolicy, write);
+          if (options.serialCommits) await write(() => optimizeTable(table, dimensions, annPolicy, (task) => task()));
+          else await optimizeTable(table, dimensions, annPolicy, write);
           await ann.refresh();
           // Compaction moved rows to new addresses: their ids are read now, their vectors by a later search.
           await rowCache.fill(false);

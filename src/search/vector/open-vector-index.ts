@@ -5,7 +5,7 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import type { Config } from "../../config.js";
 import type { Database } from "../../db/database.js";
 import { metadataTerms } from "../../memories/metadata-terms.js";
-import { defaultReadConsistencySeconds } from "./lance-consistency.js";
+import { defaultReadConsistencySeconds, isObjectStore } from "./lance-consistency.js";
 import type { LanceConnectionOptions } from "./lance-session.js";
 import type { VectorIndex } from "./vector-index.js";
 
@@ -15,7 +15,15 @@ export const ephemeralLocation = "ephemeral";
 type LanceConfig = Pick<Config, "LANCEDB_URI" | "DATA_DIR">;
 export type IndexConfig = Pick<
   Config,
-  "VECTOR_BACKEND" | "LANCEDB_URI" | "DATA_DIR" | "LANCEDB_READ_CONSISTENCY_MS" | "LANCEDB_INDEX_CACHE_BYTES" | "LANCEDB_METADATA_CACHE_BYTES" | "LANCEDB_HELD_VECTORS_BYTES"
+  | "VECTOR_BACKEND"
+  | "LANCEDB_URI"
+  | "DATA_DIR"
+  | "LANCEDB_READ_CONSISTENCY_MS"
+  | "LANCEDB_INDEX_CACHE_BYTES"
+  | "LANCEDB_METADATA_CACHE_BYTES"
+  | "LANCEDB_HELD_VECTORS_BYTES"
+  | "LANCEDB_WRITERS"
+  | "lanceStorageOptions"
 >;
 
 /**
@@ -24,9 +32,21 @@ export type IndexConfig = Pick<
  * or `ephemeral` for the temporary directory of an in-memory DATA_DIR.
  */
 export function lanceLocationOf(config: LanceConfig): string {
-  if (config.LANCEDB_URI) return config.LANCEDB_URI.includes("://") ? config.LANCEDB_URI : path.resolve(config.LANCEDB_URI);
+  if (config.LANCEDB_URI) return isObjectStore(config.LANCEDB_URI) ? config.LANCEDB_URI : path.resolve(config.LANCEDB_URI);
   if (config.DATA_DIR.startsWith("memory://")) return ephemeralLocation;
   return path.resolve(config.DATA_DIR, "lance");
+}
+
+/**
+ * Which nodes write the index (LANCEDB_WRITERS). On an object store only the maintainer does by default:
+ * LanceDB commits a version by putting its manifest only if absent, and a store that ignores that
+ * condition keeps the last of two concurrent commits and loses the other's rows (s3rver 3.7.1, 2026-11-28,
+ * 2-core AMD EPYC, Node 20: three processes adding 30 rows each at once kept 36 to 47 of 90;
+ * `npx tsx bench/object-store-commits.ts`). pgvector is written through Postgres by every node.
+ */
+export function indexWritersOf(config: IndexConfig): "maintainer" | "every-node" {
+  if (config.VECTOR_BACKEND !== "lancedb") return "every-node";
+  return config.LANCEDB_WRITERS ?? (isObjectStore(lanceLocationOf(config)) ? "maintainer" : "every-node");
 }
 
 /**
@@ -51,7 +71,13 @@ export async function openAtLanceLocation<T extends { close(): Promise<void> }>(
 ): Promise<T> {
   const { lanceSession } = await import("./lance-session.js");
   const session = lanceSession({ index: config.LANCEDB_INDEX_CACHE_BYTES, metadata: config.LANCEDB_METADATA_CACHE_BYTES });
-  const options = { readConsistencySeconds: readConsistencyMsOf(config) / 1000, session, heldVectorsBytes: config.LANCEDB_HELD_VECTORS_BYTES };
+  const options = {
+    readConsistencySeconds: readConsistencyMsOf(config) / 1000,
+    session,
+    heldVectorsBytes: config.LANCEDB_HELD_VECTORS_BYTES,
+    storageOptions: config.lanceStorageOptions,
+    serialCommits: indexWritersOf(config) === "maintainer",
+  };
   const location = lanceLocationOf(config);
   if (location !== ephemeralLocation) return open({ uri: location, ...options });
   const scratch = await mkdtemp(path.join(os.tmpdir(), scratchPrefix));
