@@ -89,7 +89,7 @@ function hostileSkill(): ScannedFile[] {
 
 runBench(async () => {
   const set = [...realSkills(), ...variants()];
-  const rows = [];
+  const rows: Array<Labelled & { findings: ScanFinding[]; predicted: string }> = [];
   for (const s of set) {
     const findings = await scanSkill(s.files);
     rows.push({ ...s, findings, predicted: hasCritical(findings) ? "critical" : "clean" });

@@ -1,3 +1,4 @@
+import type { ScannedFile } from "./safety-scan.js";
 import { skillDigest, type DigestEntry } from "./skill-digest.js";
 import { carriedKeys, writeSkillMd } from "./skill-md.js";
 import type { SkillDraft, StoredFile } from "./skill-rules.js";
@@ -31,3 +32,9 @@ export const exportedEntries = (s: Omit<SkillDraft, "containers">): DigestEntry[
 
 /** The version's digest (docs/reference/skill-digest.md). */
 export const versionDigest = (s: Omit<SkillDraft, "containers">): string => skillDigest(exportedEntries(s));
+
+/** What the safety scan reads: the exported SKILL.md (so lines match the file) and the text files. */
+export const scannedFiles = (s: Omit<SkillDraft, "containers">): ScannedFile[] => [
+  { path: "SKILL.md", text: exportedSkillMd(s) },
+  ...s.files.map((f) => ({ path: f.path, text: f.text })),
+];
