@@ -48,7 +48,9 @@ function realSkills(): Labelled[] {
   const fixtures = path.join(root, "test/skills/fixtures");
   const dirs = readdirSync(benchDir, { withFileTypes: true }).filter((d) => d.isDirectory());
   const fromBench = dirs.map((d): Labelled => ({ name: d.name, origin: "real", label: "clean", files: readSkillDir(path.join(benchDir, d.name)) }));
-  const fromFixtures = readdirSync(fixtures, { withFileTypes: true }).map(
+  const fromFixtures = readdirSync(fixtures, { withFileTypes: true })
+    .filter((d) => !d.name.startsWith("."))
+    .map(
     (d): Labelled => ({
       name: `fixture:${d.name}`,
       origin: "real",
