@@ -87,6 +87,7 @@ export function marketplaceSkillMessage(
     yanked: version.yank ? yankMessage(version.yank) : undefined,
     verified: author.verified,
     latestVersion,
+    extraFrontmatter: s.extraFrontmatter,
   };
 }
 
