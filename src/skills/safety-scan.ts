@@ -122,7 +122,8 @@ export async function scanSkill(files: readonly ScannedFile[]): Promise<ScanFind
     }
   }
   const rank = { critical: 0, warning: 1, info: 2 } as const;
-  return findings.sort((a, b) => rank[a.severity] - rank[b.severity] || a.file.localeCompare(b.file) || a.line - b.line);
+  const byPath = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+  return findings.sort((a, b) => rank[a.severity] - rank[b.severity] || byPath(a.file, b.file) || a.line - b.line);
 }
 
 export const hasCritical = (findings: readonly ScanFinding[]) => findings.some((f) => f.severity === "critical");
