@@ -78,5 +78,5 @@ describe("agentmem skills lock|verify|install --from", () => {
     const yanked = await cli(userKey, "verify", "--lock", lockFile);
     expect(yanked.code).toBe(1);
     expect(lines(yanked.stderr)).toEqual([{ skill: "lock-author/json-diff@1", problem: "yanked", reason: "Wrong output for arrays.", newestGoodVersion: 2 }]);
-  });
+  }, 180_000); // Eight CLI processes, each loading the TypeScript CLI through tsx.
 });
