@@ -1,8 +1,9 @@
-import { readdir, readFile, writeFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { skillDigest, type DigestEntry } from "../skills/skill-digest.js";
+import { skillDigest } from "../skills/skill-digest.js";
 import { exportedEntries } from "../skills/skill-export.js";
 import { CliError } from "./server.js";
+import { filesUnder } from "./skill-dir.js";
 
 // `agentmem skills lock|verify|install --from`: the workspace's installed marketplace skills pinned by
 // version and digest (docs/reference/skill-digest.md), checked against the server and the exported files,
@@ -100,17 +101,8 @@ function digestOfPublished(s: any): string {
 
 /** The digest of an exported skill directory on disk: SKILL.md and every other non-hidden file. */
 async function digestOfDir(dir: string): Promise<string> {
-  const entries: DigestEntry[] = [];
-  const walk = async (relative: string): Promise<void> => {
-    for (const entry of await readdir(path.join(dir, relative), { withFileTypes: true })) {
-      if (entry.name.startsWith(".")) continue;
-      const rel = relative === "" ? entry.name : `${relative}/${entry.name}`;
-      if (entry.isDirectory()) await walk(rel);
-      else if (entry.isFile()) entries.push({ path: rel, bytes: await readFile(path.join(dir, rel)) });
-    }
-  };
-  await walk("");
-  return skillDigest(entries);
+  const paths = await filesUnder(dir);
+  return skillDigest(await Promise.all(paths.map(async (rel) => ({ path: rel, bytes: await readFile(path.join(dir, rel)) }))));
 }
 
 async function verify(call: Call, args: string[]): Promise<number> {

@@ -1,7 +1,8 @@
 import { SingleBar } from "cli-progress";
-import { mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
+import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { CliError, fetchServer } from "./server.js";
+import { filesUnder } from "./skill-dir.js";
 import { lockCommand, lockUsage } from "./skills-lock.js";
 
 // `agentmem skills import|export`: moves skills in and out as SKILL.md directories, through the
@@ -43,21 +44,9 @@ function fileJson(relative: string, bytes: Buffer): SkillFileJson {
 
 /** Every regular file under dir except the root SKILL.md and hidden entries, with / separated paths. */
 async function bundledFiles(dir: string): Promise<SkillFileJson[]> {
-  const files: SkillFileJson[] = [];
-  const walk = async (relative: string): Promise<void> => {
-    const entries = await readdir(path.join(dir, relative), { withFileTypes: true });
-    for (const entry of entries.sort((a, b) => a.name.localeCompare(b.name))) {
-      if (entry.name.startsWith(".")) continue;
-      const rel = relative === "" ? entry.name : `${relative}/${entry.name}`;
-      if (entry.isDirectory()) await walk(rel);
-      else if (entry.isFile() && rel !== "SKILL.md") {
-        if (files.length === maxFiles) throw new CliError(`${dir} has more than ${maxFiles} files`);
-        files.push(fileJson(rel, await readFile(path.join(dir, rel))));
-      }
-    }
-  };
-  await walk("");
-  return files;
+  const paths = (await filesUnder(dir)).filter((rel) => rel !== "SKILL.md");
+  if (paths.length > maxFiles) throw new CliError(`${dir} has more than ${maxFiles} files`);
+  return Promise.all(paths.map(async (rel) => fileJson(rel, await readFile(path.join(dir, rel)))));
 }
 
 async function importOne(target: string): Promise<Record<string, unknown>> {
