@@ -74,7 +74,7 @@ export function skillPublishing(db: Database, opts: PublishingOptions): SkillPub
         assertNotFork(current, "unpublished");
         const listing = await findListing(tx, current.id, { forUpdate: true });
         // A removed skill stays removed (only a granted appeal lists it again), but its owner may make it private.
-        if (listing?.status === "listed") await setListingStatus(tx, current.id, "unlisted", new Date());
+        if (listing?.status === "listed" || listing?.status === "held") await setListingStatus(tx, current.id, "unlisted", new Date());
         if (current.visibility !== "private") await setVisibility(tx, current.id, "private");
         return reread(tx, p, current.id);
       });
