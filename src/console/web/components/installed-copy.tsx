@@ -16,7 +16,7 @@ export function InstalledCopyPanel({ skill, onChanged }: { skill: Skill; onChang
     <section class="panel" aria-labelledby="installed-title">
       <h3 id="installed-title">Installed copy</h3>
       <p>
-        Holds version {from.version}, digest <code data-testid="installed-digest">sha256:{from.digest}</code>. It is read-only and never changes
+        Holds version {from.version}, digest <code class="digest" data-testid="installed-digest">sha256:{from.digest}</code>. It is read-only and never changes
         by itself.
       </p>
       {skill.yanked && (

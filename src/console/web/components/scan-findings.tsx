@@ -5,29 +5,31 @@ import { enumLabel } from "../format.js";
 export function ScanFindings({ findings, label }: { findings: ScanFinding[]; label: string }) {
   if (findings.length === 0) return <p class="muted">The safety scan found nothing.</p>;
   return (
-    <table class="list" aria-label={label}>
-      <thead>
-        <tr>
-          <th scope="col">Severity</th>
-          <th scope="col">Rule</th>
-          <th scope="col">Where</th>
-          <th scope="col">Excerpt</th>
-        </tr>
-      </thead>
-      <tbody>
-        {findings.map((f) => (
-          <tr key={`${f.rule}-${f.file}-${f.line}`} class={f.severity === FindingSeverity.CRITICAL ? "critical" : undefined}>
-            <td>{enumLabel(FindingSeveritySchema, f.severity)}</td>
-            <td title={f.message}>{f.rule}</td>
-            <td>
-              {f.file}:{f.line}
-            </td>
-            <td>
-              <code>{f.excerpt}</code>
-            </td>
+    <div class="table-scroll">
+      <table class="list" aria-label={label}>
+        <thead>
+          <tr>
+            <th scope="col">Severity</th>
+            <th scope="col">Rule</th>
+            <th scope="col">Where</th>
+            <th scope="col">Excerpt</th>
           </tr>
-        ))}
-      </tbody>
-    </table>
+        </thead>
+        <tbody>
+          {findings.map((f) => (
+            <tr key={`${f.rule}-${f.file}-${f.line}`} class={f.severity === FindingSeverity.CRITICAL ? "critical" : undefined}>
+              <td>{enumLabel(FindingSeveritySchema, f.severity)}</td>
+              <td title={f.message}>{f.rule}</td>
+              <td>
+                {f.file}:{f.line}
+              </td>
+              <td>
+                <code>{f.excerpt}</code>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
   );
 }

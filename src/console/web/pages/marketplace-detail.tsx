@@ -48,7 +48,7 @@ export function MarketplaceDetailPage({ id }: { id: string }) {
             </dd>
             <dt>Digest</dt>
             <dd>
-              <code data-testid="digest">sha256:{s.digest}</code>
+              <code class="digest" data-testid="digest">sha256:{s.digest}</code>
             </dd>
             <dt>Maturity</dt>
             <dd>{enumLabel(SkillMaturitySchema, s.maturity)}</dd>
@@ -113,40 +113,42 @@ export function MarketplaceDetailPage({ id }: { id: string }) {
 
 function VersionTable({ versions, shown, onShow }: { versions: MarketplaceVersion[]; shown: number; onShow(v: number): void }) {
   return (
-    <table class="list" aria-label="Published versions, newest first">
-      <thead>
-        <tr>
-          <th scope="col">Version</th>
-          <th scope="col">Published</th>
-          <th scope="col">Review</th>
-          <th scope="col">Findings</th>
-          <th scope="col">Yanked</th>
-          <th scope="col">Digest</th>
-        </tr>
-      </thead>
-      <tbody>
-        {versions.map((v) => (
-          <tr key={v.version}>
-            <td>
-              {v.version === shown ? (
-                <strong>{v.version}</strong>
-              ) : (
-                <button type="button" aria-label={`Show version ${v.version}`} onClick={() => onShow(v.version)}>
-                  {v.version}
-                </button>
-              )}
-            </td>
-            <td>{when(v.publishedAt)}</td>
-            <td>{enumLabel(VersionReviewSchema, v.review)}</td>
-            <td>{v.findings.length}</td>
-            <td>{v.yanked ? `${when(v.yanked.at)}: ${v.yanked.reason}` : "—"}</td>
-            <td>
-              <code>{v.digest.slice(0, 12)}</code>
-            </td>
+    <div class="table-scroll">
+      <table class="list" aria-label="Published versions, newest first">
+        <thead>
+          <tr>
+            <th scope="col">Version</th>
+            <th scope="col">Published</th>
+            <th scope="col">Review</th>
+            <th scope="col">Findings</th>
+            <th scope="col">Yanked</th>
+            <th scope="col">Digest</th>
           </tr>
-        ))}
-      </tbody>
-    </table>
+        </thead>
+        <tbody>
+          {versions.map((v) => (
+            <tr key={v.version}>
+              <td>
+                {v.version === shown ? (
+                  <strong>{v.version}</strong>
+                ) : (
+                  <button type="button" aria-label={`Show version ${v.version}`} onClick={() => onShow(v.version)}>
+                    {v.version}
+                  </button>
+                )}
+              </td>
+              <td>{when(v.publishedAt)}</td>
+              <td>{enumLabel(VersionReviewSchema, v.review)}</td>
+              <td>{v.findings.length}</td>
+              <td>{v.yanked ? `${when(v.yanked.at)}: ${v.yanked.reason}` : "—"}</td>
+              <td>
+                <code>{v.digest.slice(0, 12)}</code>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
   );
 }
 
