@@ -3,7 +3,7 @@ import { apiError, invalidRequest, notFound } from "../errors/api-error.js";
 import { hasCritical, scanSkill } from "../skills/safety-scan.js";
 import { scannedFiles, versionDigest } from "../skills/skill-export.js";
 import { loadSkillVersion, type SkillRecord } from "../skills/skill-store.js";
-import { countInstalledCopies, findVersion, insertVersion, isGood, newestGoodVersion, yankVersion, type PublishedVersion } from "./version-store.js";
+import { countInstalledCopies, findVersion, insertVersion, newestGoodVersion, yankVersion, type PublishedVersion } from "./version-store.js";
 
 /**
  * Records `s`, a skill's version being published: its digest and safety scan; a critical finding holds it
@@ -35,19 +35,16 @@ const yankedError = (skillId: string, v: PublishedVersion, good: PublishedVersio
     { id: skillId, version: String(v.version), ...(good ? { newestGoodVersion: String(good.version) } : {}) },
   );
 
-/**
- * The version to install: the one named or the newest good one. A held version is not found (except for
- * its author, `mayReadHeld`); a yanked one fails naming the newest good version.
- */
-export async function installableVersion(tx: Sql, skillId: string, version: number | undefined, mayReadHeld = false): Promise<PublishedVersion> {
+/** The version to install: the one named or the newest good one. A held version is not found; a yanked one fails naming the newest good version. */
+export async function installableVersion(tx: Sql, skillId: string, version: number | undefined): Promise<PublishedVersion> {
   if (version === undefined) {
     const good = await newestGoodVersion(tx, skillId);
     if (good) return good;
     throw apiError("VERSION_YANKED", `every published version of skill ${skillId} was yanked`, { id: skillId });
   }
   const v = await findVersion(tx, skillId, version);
-  if (!v || (v.review === "held" && !mayReadHeld)) throw notFound(`version ${version} of marketplace skill`, skillId);
-  if (!isGood(v) && v.yank) throw yankedError(skillId, v, await newestGoodVersion(tx, skillId));
+  if (!v || v.review === "held") throw notFound(`version ${version} of marketplace skill`, skillId);
+  if (v.yank) throw yankedError(skillId, v, await newestGoodVersion(tx, skillId));
   return v;
 }
 

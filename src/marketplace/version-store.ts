@@ -46,9 +46,6 @@ const versionOf = (r: VersionRow): PublishedVersion => ({
 
 const columns = "skill_id, version, digest, published_at, findings, review, yanked_at, yank_reason, yanked_by";
 
-/** A good version may be installed: published or cleared, and not yanked. */
-export const isGood = (v: PublishedVersion) => v.review !== "held" && v.yank === null;
-
 /** Records a published version; a version already recorded keeps its row (its content cannot change). */
 export async function insertVersion(sql: Sql, v: Omit<PublishedVersion, "yank">): Promise<PublishedVersion> {
   await sql.query(
@@ -73,7 +70,7 @@ export async function listVersions(sql: Sql, skillId: string, withHeld: boolean)
   return rows.map(versionOf);
 }
 
-/** The newest version that may be installed. */
+/** The newest good version: published or cleared, and not yanked (what install takes by default). */
 export async function newestGoodVersion(sql: Sql, skillId: string): Promise<PublishedVersion | undefined> {
   const [row] = await sql.query<VersionRow>(
     `select ${columns} from marketplace_versions where skill_id = $1 and review <> 'held' and yanked_at is null order by version desc limit 1`,
