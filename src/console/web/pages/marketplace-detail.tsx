@@ -10,6 +10,7 @@ import {
 import { ListingStateSchema, SkillMaturitySchema, type Skill } from "../../../../gen/agent/v1/skill_pb.js";
 import { api } from "../api.js";
 import { EnumSelect, Form, TextArea, TextField } from "../components/fields.js";
+import { ListTable } from "../components/list-table.js";
 import { Markdown } from "../components/markdown.js";
 import { ScanFindings } from "../components/scan-findings.js";
 import { Loading, Problem } from "../components/problem.js";
@@ -113,42 +114,28 @@ export function MarketplaceDetailPage({ id }: { id: string }) {
 
 function VersionTable({ versions, shown, onShow }: { versions: MarketplaceVersion[]; shown: number; onShow(v: number): void }) {
   return (
-    <div class="table-scroll">
-      <table class="list" aria-label="Published versions, newest first">
-        <thead>
-          <tr>
-            <th scope="col">Version</th>
-            <th scope="col">Published</th>
-            <th scope="col">Review</th>
-            <th scope="col">Findings</th>
-            <th scope="col">Yanked</th>
-            <th scope="col">Digest</th>
-          </tr>
-        </thead>
-        <tbody>
-          {versions.map((v) => (
-            <tr key={v.version}>
-              <td>
-                {v.version === shown ? (
-                  <strong>{v.version}</strong>
-                ) : (
-                  <button type="button" aria-label={`Show version ${v.version}`} onClick={() => onShow(v.version)}>
-                    {v.version}
-                  </button>
-                )}
-              </td>
-              <td>{when(v.publishedAt)}</td>
-              <td>{enumLabel(VersionReviewSchema, v.review)}</td>
-              <td>{v.findings.length}</td>
-              <td>{v.yanked ? `${when(v.yanked.at)}: ${v.yanked.reason}` : "—"}</td>
-              <td>
-                <code>{v.digest.slice(0, 12)}</code>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <ListTable label="Published versions, newest first" columns={["Version", "Published", "Review", "Findings", "Yanked", "Digest"]}>
+      {versions.map((v) => (
+        <tr key={v.version}>
+          <td>
+            {v.version === shown ? (
+              <strong>{v.version}</strong>
+            ) : (
+              <button type="button" aria-label={`Show version ${v.version}`} onClick={() => onShow(v.version)}>
+                {v.version}
+              </button>
+            )}
+          </td>
+          <td>{when(v.publishedAt)}</td>
+          <td>{enumLabel(VersionReviewSchema, v.review)}</td>
+          <td>{v.findings.length}</td>
+          <td>{v.yanked ? `${when(v.yanked.at)}: ${v.yanked.reason}` : "—"}</td>
+          <td>
+            <code>{v.digest.slice(0, 12)}</code>
+          </td>
+        </tr>
+      ))}
+    </ListTable>
   );
 }
 
