@@ -200,6 +200,8 @@ describe.each(backends)("marketplace versions (%s)", (backend) => {
   it("install then fork, and fork then install, of one skill pick a free slug and say so", async () => {
     const skill = (await skills(author, "", { name: "log-tail", description: "Follows a log file and highlights errors as they appear.", content: "# tail\n" })).body.skill;
     await skills(author, "/publish-public", { id: skill.id });
+    expect((await market(user, "install", { id: skill.id, version: 0 })).body.error.details).toMatchObject({ field: "version", rule: "min" });
+    expect((await skills(user, "/upgrade", { id: "skl_missing", version: -1 })).body.error.details).toMatchObject({ field: "version", rule: "min" });
     const installed = await market(user, "install", { id: skill.id });
     expect(installed.body.skill.slug).toBe("log-tail");
     expect(installed.body.slugTaken).toBeUndefined();
