@@ -82,11 +82,36 @@ function variants(): Labelled[] {
   });
 }
 
+const nearMisses = "curl wget iwr eval exec base64 -d ~/.ssh ignore previous user webhook AKIA sk- \u0441 ";
+
 /** A 4 MiB skill built to be slow: long lines of near-matches for every rule. */
 function hostileSkill(): ScannedFile[] {
-  const nearMisses = "curl wget iwr eval exec base64 -d ~/.ssh ignore previous user webhook AKIA sk- \u0441 ";
   const line = nearMisses.repeat(Math.ceil(64_000 / nearMisses.length));
   return [{ path: "SKILL.md", text: Array.from({ length: 64 }, () => line).join("\n") }];
+}
+
+/** The same 4 MiB as one line. */
+function hostileLine(): ScannedFile[] {
+  return [{ path: "SKILL.md", text: nearMisses.repeat(Math.ceil(4_000_000 / nearMisses.length)) }];
+}
+
+/** The scan's median time over five runs, and the longest the event loop waited for a timer meanwhile. */
+async function timed(files: ScannedFile[]): Promise<{ ms: number; worstLoopDelayMs: number }> {
+  const times: number[] = [];
+  let worst = 0;
+  for (let i = 0; i < 5; i++) {
+    let last = performance.now();
+    const ticker = setInterval(() => {
+      const now = performance.now();
+      worst = Math.max(worst, now - last);
+      last = now;
+    }, 1);
+    const started = performance.now();
+    await scanSkill(files);
+    times.push(performance.now() - started);
+    clearInterval(ticker);
+  }
+  return { ms: times.sort((a, b) => a - b)[2]!, worstLoopDelayMs: worst };
 }
 
 runBench(async () => {
@@ -106,14 +131,8 @@ runBench(async () => {
   const byRule = new Map<string, number>();
   for (const f of rows.flatMap((r): ScanFinding[] => r.findings)) byRule.set(`${f.rule} (${f.severity})`, (byRule.get(`${f.rule} (${f.severity})`) ?? 0) + 1);
 
-  const hostile = hostileSkill();
-  const times: number[] = [];
-  for (let i = 0; i < 5; i++) {
-    const started = performance.now();
-    await scanSkill(hostile);
-    times.push(performance.now() - started);
-  }
-  const hostileMs = times.sort((a, b) => a - b)[2]!;
+  const hostile = await timed(hostileSkill());
+  const oneLine = await timed(hostileLine());
   const perSkill: number[] = [];
   for (const s of set) {
     const started = performance.now();
@@ -145,7 +164,14 @@ runBench(async () => {
   console.log();
   console.log(alignedTable([["rule (severity)", "findings"], ...[...byRule].sort().map(([rule, n]) => [rule, String(n)])]));
   console.log();
-  console.log(`scan time: median ${perSkill.sort((a, b) => a - b)[Math.floor(perSkill.length / 2)]!.toFixed(2)} ms per labelled skill; 4 MiB hostile skill ${hostileMs.toFixed(0)} ms (median of 5)`);
+  console.log(`scan time: median ${perSkill.sort((a, b) => a - b)[Math.floor(perSkill.length / 2)]!.toFixed(2)} ms per labelled skill`);
+  console.log(
+    alignedTable([
+      ["4 MiB of near-misses", "scan ms (median of 5)", "worst event-loop wait ms"],
+      ["64 lines of 64 KiB", hostile.ms.toFixed(0), hostile.worstLoopDelayMs.toFixed(0)],
+      ["one line", oneLine.ms.toFixed(0), oneLine.worstLoopDelayMs.toFixed(0)],
+    ]),
+  );
 
   const out = path.join(root, "bench/results/skill-scan.json");
   await mkdir(path.dirname(out), { recursive: true });
@@ -159,7 +185,7 @@ runBench(async () => {
         critical: { tp, fp, fn, precision, recall },
         falseCriticalOnReal,
         findingsByRule: Object.fromEntries(byRule),
-        hostileScanMs: hostileMs,
+        hostile: { lines64: hostile, oneLine },
         results: rows.map((r) => ({ name: r.name, origin: r.origin, label: r.label, predicted: r.predicted, rules: r.findings.map((f) => `${f.rule}:${f.file}:${f.line}`) })),
       },
       null,

@@ -1,5 +1,5 @@
-import { eventLoopSlices } from "../event-loop-slices.js";
-import { lineRules, type Severity } from "./safety-rules.js";
+import { eventLoopSlices, type EventLoopSlices } from "../event-loop-slices.js";
+import { lineRules, type LineRule, type Severity } from "./safety-rules.js";
 
 // The offline safety scan of a skill: SKILL.md and every bundled text file, line by line, against the
 // rules of safety-rules.ts plus character checks (invisible, bidirectional and tag characters, words that
@@ -75,17 +75,27 @@ function homoglyphCommand(text: string): { index: number; word: string } | undef
   return undefined;
 }
 
-function scanLine(file: string, lineNo: number, line: string, add: (f: ScanFinding) => void): void {
-  const lower = line.length <= maxLineChars ? line.toLowerCase() : undefined;
-  for (const rule of lineRules) {
-    for (const w of windows(line)) {
-      const haystack = lower ?? w.text.toLowerCase();
-      if (rule.gate && !rule.gate.some((g) => haystack.includes(g))) continue;
-      const hit = rule.patterns.map((p) => p.exec(w.text)).find((m) => m !== null && !rule.ignore?.(m[0]));
+function firstHit(rule: LineRule, text: string): RegExpExecArray | undefined {
+  for (const pattern of rule.patterns) {
+    const m = pattern.exec(text);
+    if (m && !rule.ignore?.(m[0])) return m;
+  }
+  return undefined;
+}
+
+/** One line's findings; a long line's windows are scanned one at a time, letting the event loop run between them. */
+async function scanLine(file: string, lineNo: number, line: string, add: (f: ScanFinding) => void, slices: EventLoopSlices): Promise<void> {
+  const found = new Set<string>();
+  for (const w of windows(line)) {
+    const lower = w.text.toLowerCase();
+    for (const rule of lineRules) {
+      if (found.has(rule.name) || (rule.gate && !rule.gate.some((g) => lower.includes(g)))) continue;
+      const hit = firstHit(rule, w.text);
       if (!hit) continue;
+      found.add(rule.name);
       add({ rule: rule.name, severity: rule.severity, file, line: lineNo, excerpt: excerptOf(line, w.offset + hit.index, hit[0].length), message: rule.message });
-      break;
     }
+    if (slices.due) await slices.pause();
   }
   const bidi = bidiOrTag.exec(line);
   if (bidi) add({ rule: "hidden-unicode", severity: "critical", file, line: lineNo, excerpt: excerptOf(line, bidi.index, 1), message: "holds bidirectional-override or tag characters that change or hide what a reader sees" });
@@ -115,8 +125,7 @@ export async function scanSkill(files: readonly ScannedFile[]): Promise<ScanFind
       const end = file.text.indexOf("\n", start);
       const stop = end === -1 ? file.text.length : end;
       lineNo++;
-      scanLine(file.path, lineNo, file.text.slice(start, stop), add);
-      if (slices.due) await slices.pause();
+      await scanLine(file.path, lineNo, file.text.slice(start, stop), add, slices);
       if (end === -1) break;
       start = end + 1;
     }
