@@ -239,7 +239,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
           index: skillIndex,
           embedQuery,
           usage,
-          publishing: skillPublishing(db, { enabled: config.MARKETPLACE_ENABLED, termsVersion: config.marketplaceTerms.version }),
+          publishing: skillPublishing(db, { enabled: config.MARKETPLACE_ENABLED, termsVersion: config.marketplaceTerms.version, usage }),
           afterWrite: afterSkillWrite,
         }),
         { ...guard, role: "agent" },

@@ -160,10 +160,12 @@ const charged = [
   "post /api/v1/agent/skills/import",
   "post /api/v1/agent/marketplace/install",
   "post /api/v1/agent/marketplace/fork",
+  "post /api/v1/agent/skills/upgrade",
 ];
-const costOnly = ["patch /api/v1/agent/memories/{id}", "post /api/v1/agent/skills/update"];
+const costOnly = ["patch /api/v1/agent/memories/{id}", "post /api/v1/agent/skills/update", "post /api/v1/agent/skills/upgrade"];
 const marketplaceRoutes = (path: string) =>
-  path.startsWith("/api/v1/agent/marketplace/") || path === "/api/v1/agent/skills/publish-public" || path === "/api/v1/agent/skills/unpublish";
+  path.startsWith("/api/v1/agent/marketplace/") ||
+  ["/api/v1/agent/skills/publish-public", "/api/v1/agent/skills/unpublish", "/api/v1/agent/skills/yank", "/api/v1/agent/skills/upgrade"].includes(path);
 const operations = Object.entries(doc.paths).flatMap(([path, item]) => Object.entries(item).map(([verb, op]) => ({ name: `${verb} ${path}`, path, op })));
 const codesOf = (op: Operation) =>
   Object.values(op.responses).flatMap((r) => [...(r.description ?? "").matchAll(/^- `(\w+)`/gm)].map((m) => m[1]!));

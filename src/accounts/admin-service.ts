@@ -180,9 +180,9 @@ export function adminService(db: Database, auth: Authenticator, plans: PlanCatal
       const email = req.email === undefined ? undefined : req.email === "" ? null : parseOrThrow(authorEmail, req.email, "email");
       const profile = await db.transaction(async (tx) => {
         const workspaceId = await ensureWorkspace(tx, newId("ws"), workspace);
-        return setProfile(tx, workspaceId, workspace, { handle, email });
+        return setProfile(tx, workspaceId, workspace, { handle, email, verified: req.verified });
       });
-      return { workspace: profile.workspace, authorHandle: profile.handle, email: profile.email ?? undefined };
+      return { workspace: profile.workspace, authorHandle: profile.handle, email: profile.email ?? undefined, verified: profile.verified };
     },
   };
 }

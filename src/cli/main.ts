@@ -13,7 +13,7 @@ const usage = `usage:
   agentmem keys list [--workspace <name>] [--include-revoked]
   agentmem keys rotate <key-id>
   agentmem keys revoke <key-id>
-  agentmem workspaces profile <workspace> [--author-handle <handle>] [--email <address>]
+  agentmem workspaces profile <workspace> [--author-handle <handle>] [--email <address>] [--verified true|false]
                                 set the marketplace author profile (an empty --email removes it)
   agentmem reindex [--force]    re-embed every memory and skill with the configured model (stop the server first
                                 when storage is embedded; resumable)
@@ -84,13 +84,16 @@ async function workspaces(command: string | undefined, args: string[]): Promise<
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: { "author-handle": { type: "string" }, email: { type: "string" } },
+    options: { "author-handle": { type: "string" }, email: { type: "string" }, verified: { type: "string" } },
   });
   const workspace = positionals[0];
-  if (command !== "profile" || !workspace) throw new UsageError("usage: agentmem workspaces profile <workspace> [--author-handle <handle>] [--email <address>]");
+  const usage = "usage: agentmem workspaces profile <workspace> [--author-handle <handle>] [--email <address>] [--verified true|false]";
+  if (command !== "profile" || !workspace) throw new UsageError(usage);
+  if (values.verified !== undefined && values.verified !== "true" && values.verified !== "false") throw new UsageError(`--verified must be true or false; ${usage}`);
   return call("PUT", `/api/v1/admin/workspaces/${encodeURIComponent(workspace)}/profile`, {
     authorHandle: values["author-handle"],
     email: values.email,
+    verified: values.verified === undefined ? undefined : values.verified === "true",
   });
 }
 

@@ -1,13 +1,16 @@
 import { SingleBar } from "cli-progress";
-import { mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
+import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { CliError, fetchServer } from "./server.js";
+import { filesUnder } from "./skill-dir.js";
+import { lockCommand, lockUsage } from "./skills-lock.js";
 
 // `agentmem skills import|export`: moves skills in and out as SKILL.md directories, through the
 // agent API at AGENTMEM_URL with AGENTMEM_API_KEY.
 
 export const skillsUsage = `  agentmem skills import <dir-or-SKILL.md>...   import skill directories (SKILL.md and its other files)
-  agentmem skills export <slug> <dir>            write a skill's SKILL.md and files into <dir>`;
+  agentmem skills export <slug> <dir>            write a skill's SKILL.md and files into <dir>
+${lockUsage}`;
 
 interface SkillFileJson {
   path: string;
@@ -18,16 +21,19 @@ interface SkillFileJson {
 /** The same bounds as the service: larger directories would be refused anyway. */
 const maxFiles = 64;
 
-async function call(route: string, body: unknown): Promise<{ ok: boolean; json: any }> {
+/** POST to an agent route under /api/v1/agent, e.g. /skills/import. */
+async function agentCall(route: string, body: unknown): Promise<{ ok: boolean; json: any }> {
   const key = process.env.AGENTMEM_API_KEY;
   if (!key) throw new CliError("AGENTMEM_API_KEY is not set");
-  const res = await fetchServer(`/api/v1/agent/skills${route}`, {
+  const res = await fetchServer(`/api/v1/agent${route}`, {
     method: "POST",
     headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
     body: JSON.stringify(body),
   });
   return { ok: res.ok, json: await res.json() };
 }
+
+const call = (route: string, body: unknown) => agentCall(`/skills${route}`, body);
 
 /** A file as the API takes it: text when it is UTF-8 without NUL bytes, base64 otherwise. */
 function fileJson(relative: string, bytes: Buffer): SkillFileJson {
@@ -38,21 +44,9 @@ function fileJson(relative: string, bytes: Buffer): SkillFileJson {
 
 /** Every regular file under dir except the root SKILL.md and hidden entries, with / separated paths. */
 async function bundledFiles(dir: string): Promise<SkillFileJson[]> {
-  const files: SkillFileJson[] = [];
-  const walk = async (relative: string): Promise<void> => {
-    const entries = await readdir(path.join(dir, relative), { withFileTypes: true });
-    for (const entry of entries.sort((a, b) => a.name.localeCompare(b.name))) {
-      if (entry.name.startsWith(".")) continue;
-      const rel = relative === "" ? entry.name : `${relative}/${entry.name}`;
-      if (entry.isDirectory()) await walk(rel);
-      else if (entry.isFile() && rel !== "SKILL.md") {
-        if (files.length === maxFiles) throw new CliError(`${dir} has more than ${maxFiles} files`);
-        files.push(fileJson(rel, await readFile(path.join(dir, rel))));
-      }
-    }
-  };
-  await walk("");
-  return files;
+  const paths = (await filesUnder(dir)).filter((rel) => rel !== "SKILL.md");
+  if (paths.length > maxFiles) throw new CliError(`${dir} has more than ${maxFiles} files`);
+  return Promise.all(paths.map(async (rel) => fileJson(rel, await readFile(path.join(dir, rel)))));
 }
 
 async function importOne(target: string): Promise<Record<string, unknown>> {
@@ -105,6 +99,8 @@ async function exportTo(slug: string | undefined, dir: string | undefined): Prom
 export async function skillsCommand(command: string | undefined, args: string[]): Promise<number> {
   if (command === "import") return (await importAll(args)) ? 0 : 1;
   if (command === "export") return (await exportTo(args[0], args[1])) ? 0 : 1;
+  const locked = lockCommand(command, args, agentCall);
+  if (locked) return locked;
   console.error(`usage:\n${skillsUsage}`);
   return 2;
 }

@@ -464,6 +464,35 @@ const migrations: ReadonlyArray<{ version: number; name: string; statements: str
       `alter index skills_fts set (gin_pending_list_limit = 256)`,
     ],
   },
+  {
+    version: 17,
+    name: "marketplace versions: digests, safety findings, holds and yanks; pinned installs; verified authors",
+    statements: [
+      // Each published version, immutable once recorded: its digest (docs/reference/skill-digest.md), the
+      // safety scan's findings, whether a critical finding holds it for review, and its yank.
+      `create table marketplace_versions (
+        skill_id text not null references skills (id) on delete cascade,
+        version integer not null,
+        digest text not null,
+        published_at timestamptz not null,
+        findings jsonb not null default '[]',
+        review text not null check (review in ('published', 'held', 'cleared')),
+        yanked_at timestamptz,
+        yank_reason text,
+        yanked_by text,
+        primary key (skill_id, version)
+      )`,
+      `create index marketplace_versions_held on marketplace_versions (published_at, skill_id) where review = 'held'`,
+      `alter table skills add column installed_digest text`,
+      `alter table author_profiles add column verified boolean not null default false`,
+      // A skill whose only published version is held is listed nowhere until an admin clears it.
+      `alter table marketplace_listings drop constraint marketplace_listings_status_check`,
+      `alter table marketplace_listings add constraint marketplace_listings_status_check check (status in ('listed', 'unlisted', 'removed', 'held'))`,
+      `alter table moderation_actions drop constraint moderation_actions_action_check`,
+      `alter table moderation_actions add constraint moderation_actions_action_check check (action in ('takedown', 'dismiss', 'grant', 'deny', 'clear', 'yank'))`,
+      `alter table moderation_actions add column version integer`,
+    ],
+  },
 ];
 
 // Serialises migrations across nodes sharing one database.

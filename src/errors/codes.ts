@@ -11,6 +11,7 @@ export const errorCodes = {
   method_not_allowed: { http: 405, connect: Code.Unimplemented, summary: "The path exists, not with this HTTP method; Allow names its methods." },
   COPYLEFT_LOCKED: { http: 409, connect: Code.FailedPrecondition, summary: "Unpublish or deprecate attempted on a fork." },
   APPEAL_CONFLICT: { http: 409, connect: Code.Aborted, summary: "The skill is not removed, or an appeal is already pending." },
+  VERSION_YANKED: { http: 409, connect: Code.FailedPrecondition, summary: "The skill version was withdrawn by its author or an admin." },
   already_exists: { http: 409, connect: Code.AlreadyExists, summary: "A skill with this slug already exists in the workspace." },
   version_conflict: { http: 409, connect: Code.Aborted, summary: "The skill's current version is not expectedVersion." },
   quota_exhausted: { http: 429, connect: Code.ResourceExhausted, summary: "Plan cap reached; see Retry-After." },

@@ -8,6 +8,8 @@ export interface AuthorProfile {
   workspace: string;
   handle: string;
   email: string | null;
+  /** Marked verified by an admin. */
+  verified: boolean;
 }
 
 interface ProfileRow {
@@ -15,11 +17,12 @@ interface ProfileRow {
   workspace: string;
   handle: string;
   email: string | null;
+  verified: boolean;
 }
 
-const profileOf = (r: ProfileRow): AuthorProfile => ({ workspaceId: r.workspace_id, workspace: r.workspace, handle: r.handle, email: r.email });
+const profileOf = (r: ProfileRow): AuthorProfile => ({ workspaceId: r.workspace_id, workspace: r.workspace, handle: r.handle, email: r.email, verified: r.verified });
 
-const selectProfile = `select p.workspace_id, w.name as workspace, p.handle, p.email
+const selectProfile = `select p.workspace_id, w.name as workspace, p.handle, p.email, p.verified
   from author_profiles p join workspaces w on w.id = p.workspace_id`;
 
 export async function findProfile(sql: Sql, workspaceId: string): Promise<AuthorProfile | undefined> {
@@ -57,14 +60,15 @@ export async function setProfile(
   sql: Sql,
   workspaceId: string,
   workspaceName: string,
-  change: { handle?: string; email?: string | null },
+  change: { handle?: string; email?: string | null; verified?: boolean },
 ): Promise<AuthorProfile> {
   await ensureProfile(sql, workspaceId, workspaceName);
   try {
     await sql.query(
-      `update author_profiles set handle = coalesce($2, handle), email = case when $3::boolean then $4 else email end, updated_at = now()
+      `update author_profiles set handle = coalesce($2, handle), email = case when $3::boolean then $4 else email end,
+         verified = coalesce($5, verified), updated_at = now()
        where workspace_id = $1`,
-      [workspaceId, change.handle ?? null, change.email !== undefined, change.email ?? null],
+      [workspaceId, change.handle ?? null, change.email !== undefined, change.email ?? null, change.verified ?? null],
     );
   } catch (err) {
     if ((err as { code?: unknown }).code === "23505") throw handleTaken(change.handle!);

@@ -7,8 +7,10 @@ import {
   ReportStatus,
   type ReportSchema,
 } from "../../gen/agent/v1/marketplace_pb.js";
-import { ListingState } from "../../gen/agent/v1/skill_pb.js";
-import { listingStateOf } from "../skills/skill-message.js";
+import { ListingState, type YankSchema } from "../../gen/agent/v1/skill_pb.js";
+import { VersionReview, type MarketplaceVersionSchema } from "../../gen/agent/v1/marketplace_pb.js";
+import type { PublishedVersion, YankRecord } from "./version-store.js";
+import { findingMessage, listingStateOf } from "../skills/skill-message.js";
 import { fileMessages, maturities } from "../skills/skill-rules.js";
 import type { SkillRecord } from "../skills/skill-store.js";
 import { reasonNumber } from "./marketplace-rules.js";
@@ -30,11 +32,33 @@ export function summaryMessage(s: ListedSummary, similarity?: number): MessageIn
     version: s.version,
     tags: s.tags,
     publishedAt: s.firstPublishedAt.toISOString(),
+    verified: s.verified,
+    findings: s.findings,
   };
 }
 
+export const yankMessage = (y: YankRecord): MessageInitShape<typeof YankSchema> => ({ reason: y.reason, at: y.at.toISOString() });
+
+const reviews = { published: VersionReview.PUBLISHED, held: VersionReview.HELD, cleared: VersionReview.CLEARED } as const;
+
+export const versionMessage = (v: PublishedVersion): MessageInitShape<typeof MarketplaceVersionSchema> => ({
+  version: v.version,
+  digest: v.digest,
+  publishedAt: v.publishedAt.toISOString(),
+  review: reviews[v.review],
+  findings: v.findings.map(findingMessage),
+  yanked: v.yank ? yankMessage(v.yank) : undefined,
+});
+
 /** A published version as the marketplace shows it. */
-export function marketplaceSkillMessage(s: SkillRecord, listing: Listing, authorHandle: string): MessageInitShape<typeof MarketplaceSkillSchema> {
+export function marketplaceSkillMessage(
+  s: SkillRecord,
+  listing: Listing,
+  author: { handle: string; verified: boolean },
+  version: PublishedVersion,
+  latestVersion: number,
+): MessageInitShape<typeof MarketplaceSkillSchema> {
+  const authorHandle = author.handle;
   return {
     id: s.id,
     slug: s.slug,
@@ -58,6 +82,12 @@ export function marketplaceSkillMessage(s: SkillRecord, listing: Listing, author
     lineage: s.lineage,
     listingState: listingStateOf(listing.status) ?? ListingState.UNSPECIFIED,
     deprecated: s.state === "deprecated",
+    digest: version.digest,
+    findings: version.findings.map(findingMessage),
+    yanked: version.yank ? yankMessage(version.yank) : undefined,
+    verified: author.verified,
+    latestVersion,
+    extraFrontmatter: s.extraFrontmatter,
   };
 }
 

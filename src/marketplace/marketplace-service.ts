@@ -12,13 +12,16 @@ import { skillMessage } from "../skills/skill-message.js";
 import { skillFieldRules, slugRule } from "../skills/skill-rules.js";
 import { assertMayWriteSkill } from "../skills/skill-scope.js";
 import { rankSkillCandidates } from "../skills/skill-search.js";
-import { findSkill, insertSkill, loadSkillVersion, saveSkillVersion, type SkillRecord } from "../skills/skill-store.js";
+import { findSkill, insertSkill, loadSkillVersion } from "../skills/skill-store.js";
 import { embeddedText } from "../skills/skill-text.js";
 import { withHeaders } from "../usage/admission.js";
 import type { UsageMeter } from "../usage/usage-meter.js";
 import { parseOrThrow } from "../validation.js";
 import { ensureProfile, findProfile } from "./author-profiles.js";
-import { marketplaceSkillMessage, reportMessage, appealMessage, summaryMessage } from "./marketplace-message.js";
+import { marketplaceSkillMessage, reportMessage, appealMessage, summaryMessage, versionMessage } from "./marketplace-message.js";
+import { moveInstalledCopy } from "./installed-copies.js";
+import { installableVersion, listedVersion, recordPublishedVersion } from "./version-publishing.js";
+import { findVersion, listVersions, newestGoodVersion } from "./version-store.js";
 import {
   appealRetryAfterSeconds,
   appealWindowMs,
@@ -34,14 +37,13 @@ import {
   countInstall,
   findListedSkillId,
   findListing,
+  freeSlug,
   installedCopyId,
   listedSummaries,
   listSkill,
   recordPublication,
-  setInstalledVersion,
   setOrigin,
   type BrowseCursor,
-  type Listing,
 } from "./marketplace-store.js";
 import { appealTimesSince, fileReport, insertAppeal, lockOwner, pendingAppealOf } from "./moderation-store.js";
 import type { MarketplaceTerms } from "./terms.js";
@@ -102,47 +104,46 @@ const requiredId = (id: string, field = "id") => {
   return id;
 };
 
+const versionNumber = (version: number | undefined, field = "version") => {
+  if (version !== undefined && version < 1) throw invalidRequest(field, "min", "must be at least 1");
+  return version;
+};
+
 export function marketplaceService(db: Database, opts: MarketplaceServiceOptions): ServiceImpl<typeof MarketplaceService> {
-  /** A listed skill, held for the transaction (its counters change); not_found for anything else. */
-  const listedSkill = async (tx: Sql, id: string): Promise<{ listing: Listing; published: SkillRecord; handle: string }> => {
+  /**
+   * A listed skill at the version named (or its newest good one), held for the transaction (its counters
+   * change); not_found for anything else, VERSION_YANKED for a yanked version.
+   */
+  const listedSkill = async (tx: Sql, id: string, version?: number) => {
     const listing = await findListing(tx, id, { forUpdate: true });
-    const published = listing?.status === "listed" ? await loadSkillVersion(tx, id, listing.version) : undefined;
-    if (!listing || !published) throw notFound("marketplace skill", id);
+    if (listing?.status !== "listed") throw notFound("marketplace skill", id);
+    await listedVersion(tx, id, listing.version, listing.publishedAt);
+    const target = await installableVersion(tx, id, version);
+    const published = (await loadSkillVersion(tx, id, target.version))!;
     const profile = await findProfile(tx, listing.workspaceId);
-    return { listing, published, handle: profile!.handle };
+    return { listing, published, target, handle: profile!.handle };
   };
 
-  /** Installs or refreshes the workspace's copy; the caller's key must be able to write it. */
-  const install = async (tx: Sql, p: AgentPrincipal, id: string): Promise<{ copy: SkillRecord; created: boolean }> => {
-    const { listing, published } = await listedSkill(tx, id);
+  /** Installs or moves the workspace's copy to the version; the caller's key must be able to write it. */
+  const install = async (tx: Sql, p: AgentPrincipal, id: string, version: number | undefined) => {
+    const { published, target } = await listedSkill(tx, id, version);
     const copyId = await installedCopyId(tx, p.workspaceId, id);
     const workspaceScope = { workspaceId: p.workspaceId, container: null };
+    const installedFrom = { id, version: target.version, digest: target.digest };
     if (copyId !== undefined) {
       const current = (await findSkill(tx, workspaceScope, { id: copyId }, { forUpdate: true }))!;
       assertMayWriteSkill(p, current.containers);
-      if (current.installedFrom?.version === listing.version) return { copy: current, created: false };
-      const next: SkillRecord = {
-        ...current,
-        ...draftOfRecord(published),
-        containers: current.containers,
-        version: current.version + 1,
-        keyId: p.keyId,
-        updatedAt: new Date(),
-        installedFrom: { id, version: listing.version },
-      };
-      await opts.usage.chargeReembedding(tx, p, embeddedText(current), embeddedText(next));
-      await saveSkillVersion(tx, next);
-      await setInstalledVersion(tx, copyId, listing.version);
-      return { copy: next, created: false };
+      if (current.installedFrom?.version !== target.version) await moveInstalledCopy(tx, p, current, published, target, opts.usage);
+      return { copyId, created: false, slugTaken: undefined };
     }
-    const record = newSkillRecord(p, draftOfRecord(published), "installed");
+    const slug = await freeSlug(tx, p.workspaceId, published.slug);
+    const record = newSkillRecord(p, { ...draftOfRecord(published), slug }, "installed");
     await opts.usage.reserveSkill(tx, p, embeddedText(record));
     await insertSkill(tx, record);
-    const origin = { forkOf: null, lineage: [], installedFrom: { id, version: listing.version } };
-    await setOrigin(tx, record.id, origin);
+    await setOrigin(tx, record.id, { forkOf: null, lineage: [], installedFrom });
     const at = new Date();
     await countInstall(tx, id, p.workspaceId, at, popularityWeight(at));
-    return { copy: { ...record, ...origin }, created: true };
+    return { copyId: record.id, created: true, slugTaken: slug === published.slug ? undefined : published.slug };
   };
 
   return {
@@ -158,7 +159,7 @@ export function marketplaceService(db: Database, opts: MarketplaceServiceOptions
 
       if (q.query === undefined) {
         if (token && (!("sort" in token) || token.sort !== sort)) throw invalidRequest("pageToken", "format", "belongs to another search");
-        const rows = await browseListed(db, sort, tags, token as BrowseCursor | null, limit + 1);
+        const rows = await browseListed(db, sort, tags, req.verifiedOnly, token as BrowseCursor | null, limit + 1);
         const page = rows.slice(0, limit);
         const last = page.at(-1);
         const next: BrowseCursor | undefined =
@@ -177,7 +178,7 @@ export function marketplaceService(db: Database, opts: MarketplaceServiceOptions
       const result = await rankSkillCandidates(
         { index: opts.index, embedQuery: opts.embedQuery },
         { query: q.query, limit: wanted, mode: "hybrid", filter: { marketplace: true, states: ["active"], ...(tags ? { tags } : {}) } },
-        (ids) => listedSummaries(db, ids, tags),
+        (ids) => listedSummaries(db, ids, tags, req.verifiedOnly),
       );
       const page = result.hits.slice(offset, offset + limit);
       const more = result.hits.length > offset + limit && offset + limit < marketplaceLimits.maxQueryResults;
@@ -198,23 +199,47 @@ export function marketplaceService(db: Database, opts: MarketplaceServiceOptions
       // Slugs and handles are stored lowercase (their rule), so a name typed in capitals still finds its skill.
       const ref = byId ? { id: req.id! } : { slug: req.slug!.toLowerCase(), authorHandle: req.authorHandle!.toLowerCase() };
       const shown = byId ? req.id! : `${req.authorHandle}/${req.slug}`;
+      const wanted = versionNumber(req.version);
       const id = await findListedSkillId(db, ref);
       const listing = id === undefined ? undefined : await findListing(db, id);
-      // Listed skills for everyone; a removed one for its owner only, so they can see what to appeal.
-      const visible = listing && (listing.status === "listed" || (listing.status === "removed" && listing.workspaceId === p.workspaceId));
-      const published = visible ? await loadSkillVersion(db, listing.skillId, listing.version) : undefined;
-      if (!listing || !published) throw notFound("marketplace skill", shown);
-      const profile = await findProfile(db, listing.workspaceId);
-      return { skill: marketplaceSkillMessage(published, listing, profile!.handle) };
+      const isOwner = listing?.workspaceId === p.workspaceId;
+      // Listed skills for everyone; a removed or held one for its owner only, so they can see what to appeal or fix.
+      if (!listing || !(listing.status === "listed" || (isOwner && (listing.status === "removed" || listing.status === "held")))) {
+        throw notFound("marketplace skill", shown);
+      }
+      const answer = await db.transaction(async (tx) => {
+        const listed = await listedVersion(tx, listing.skillId, listing.version, listing.publishedAt);
+        const version = wanted === undefined ? listed : await findVersion(tx, listing.skillId, wanted);
+        if (!version || (version.review === "held" && !isOwner)) throw notFound(`version ${wanted} of marketplace skill`, shown);
+        const published = (await loadSkillVersion(tx, listing.skillId, version.version))!;
+        const latest = (await newestGoodVersion(tx, listing.skillId))?.version ?? listing.version;
+        return { published, version, latest };
+      });
+      const profile = (await findProfile(db, listing.workspaceId))!;
+      return { skill: marketplaceSkillMessage(answer.published, listing, profile, answer.version, answer.latest) };
+    },
+
+    async listMarketplaceVersions(req, ctx) {
+      const p = agentPrincipal(ctx);
+      const id = requiredId(req.id);
+      const listing = await findListing(db, id);
+      const isOwner = listing?.workspaceId === p.workspaceId;
+      if (!listing || !(listing.status === "listed" || isOwner)) throw notFound("marketplace skill", id);
+      const versions = await db.transaction(async (tx) => {
+        await listedVersion(tx, id, listing.version, listing.publishedAt);
+        return listVersions(tx, id, isOwner);
+      });
+      return { versions: versions.map(versionMessage) };
     },
 
     async installSkill(req, ctx) {
       const p = agentPrincipal(ctx);
       const id = requiredId(req.id);
-      const { copy, created } = await db.transaction((tx) => install(tx, p, id));
+      const version = versionNumber(req.version);
+      const { copyId, created, slugTaken } = await db.transaction((tx) => install(tx, p, id, version));
       await opts.afterWrite();
-      const stored = (await findSkill(db, { workspaceId: p.workspaceId, container: null }, { id: copy.id }))!;
-      return { skill: skillMessage(stored), created };
+      const stored = (await findSkill(db, { workspaceId: p.workspaceId, container: null }, { id: copyId }))!;
+      return { skill: skillMessage(stored), created, slugTaken };
     },
 
     async forkSkill(req, ctx) {
@@ -222,22 +247,25 @@ export function marketplaceService(db: Database, opts: MarketplaceServiceOptions
       const id = requiredId(req.id);
       const slug = req.slug === undefined || req.slug === "" ? undefined : parseOrThrow(slugRule, req.slug, "slug");
       const name = req.name === undefined ? undefined : parseOrThrow(skillFieldRules.shape.name, req.name, "name");
-      const forkId = await db.transaction(async (tx) => {
+      const { forkId, slugTaken } = await db.transaction(async (tx) => {
         const { published, handle } = await listedSkill(tx, id);
         await ensureProfile(tx, p.workspaceId, p.workspace);
-        const record = newSkillRecord(p, { ...draftOfRecord(published), slug: slug ?? published.slug, name: name ?? published.name }, "forked", "public");
+        // A slug given is the caller's choice (taken: already_exists); the original's is only a default.
+        const forkSlug = slug ?? (await freeSlug(tx, p.workspaceId, published.slug));
+        const record = newSkillRecord(p, { ...draftOfRecord(published), slug: forkSlug, name: name ?? published.name }, "forked", "public");
         await opts.usage.reserveSkill(tx, p, embeddedText(record));
         await insertSkill(tx, record);
         await setOrigin(tx, record.id, { forkOf: id, lineage: lineageOf(published, handle), installedFrom: null });
         const at = new Date();
-        await listSkill(tx, record.id, p.workspaceId, 1, at);
+        const version = await recordPublishedVersion(tx, record, at);
+        await listSkill(tx, record.id, p.workspaceId, 1, at, version.review === "held" ? "held" : "listed");
         await recordPublication(tx, { skillId: record.id, version: 1, kind: "fork", termsVersion: opts.terms.version, keyId: p.keyId, at });
         await countFork(tx, id, popularityWeight(at));
-        return record.id;
+        return { forkId: record.id, slugTaken: forkSlug === published.slug || slug !== undefined ? undefined : published.slug };
       });
       await opts.afterWrite();
       const fork = (await findSkill(db, { workspaceId: p.workspaceId, container: null }, { id: forkId }))!;
-      return { skill: skillMessage(fork), termsVersion: opts.terms.version };
+      return { skill: skillMessage(fork), termsVersion: opts.terms.version, slugTaken };
     },
 
     async reportSkill(req, ctx) {

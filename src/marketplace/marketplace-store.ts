@@ -4,7 +4,7 @@ import type { LineageEntry } from "../skills/skill-store.js";
 // Listings, publications, installs and forks. A listing is a skill's place in the marketplace; its
 // `version` is the published version that get, install and fork serve.
 
-export type ListingStatus = "listed" | "unlisted" | "removed";
+export type ListingStatus = "listed" | "unlisted" | "removed" | "held";
 
 export interface Listing {
   skillId: string;
@@ -52,19 +52,25 @@ export async function findListing(sql: Sql, skillId: string, opts: { forUpdate?:
   return row && listingOf(row);
 }
 
-/** Lists the skill at `version` (a first publication, or again after an unpublish); counts stay. */
-export async function listSkill(sql: Sql, skillId: string, workspaceId: string, version: number, at: Date): Promise<void> {
+/**
+ * Lists the skill at `version` (a first publication, or again after an unpublish); counts stay. `held`:
+ * its only version waits for review.
+ */
+export async function listSkill(sql: Sql, skillId: string, workspaceId: string, version: number, at: Date, status: "listed" | "held" = "listed"): Promise<void> {
   await sql.query(
     `insert into marketplace_listings (skill_id, workspace_id, status, version, first_published_at, published_at)
-     values ($1, $2, 'listed', $3, $4, $4)
-     on conflict (skill_id) do update set status = 'listed', version = excluded.version, published_at = excluded.published_at, removed_at = null`,
-    [skillId, workspaceId, version, at],
+     values ($1, $2, $5, $3, $4, $4)
+     on conflict (skill_id) do update set status = excluded.status, version = excluded.version, published_at = excluded.published_at, removed_at = null`,
+    [skillId, workspaceId, version, at, status],
   );
 }
 
-/** A listed skill's new version becomes the published one. */
+/** A listed (or held) skill's new good version becomes the published one; a held skill is listed. */
 export async function publishVersion(sql: Sql, skillId: string, version: number, at: Date): Promise<void> {
-  await sql.query("update marketplace_listings set version = $2, published_at = $3 where skill_id = $1 and status = 'listed'", [skillId, version, at]);
+  await sql.query(
+    "update marketplace_listings set version = $2, published_at = $3, status = 'listed' where skill_id = $1 and status in ('listed', 'held') and version <= $2",
+    [skillId, version, at],
+  );
 }
 
 export async function setListingStatus(sql: Sql, skillId: string, status: ListingStatus, at: Date): Promise<void> {
@@ -106,19 +112,20 @@ export async function queueReindex(sql: Sql, skillId: string): Promise<void> {
 export async function setOrigin(
   sql: Sql,
   skillId: string,
-  origin: { forkOf: string | null; lineage: LineageEntry[]; installedFrom: { id: string; version: number } | null },
+  origin: { forkOf: string | null; lineage: LineageEntry[]; installedFrom: { id: string; version: number; digest: string } | null },
 ): Promise<void> {
-  await sql.query("update skills set fork_of = $2, lineage = $3::jsonb, installed_from = $4, installed_version = $5 where id = $1", [
+  await sql.query("update skills set fork_of = $2, lineage = $3::jsonb, installed_from = $4, installed_version = $5, installed_digest = $6 where id = $1", [
     skillId,
     origin.forkOf,
     JSON.stringify(origin.lineage),
     origin.installedFrom?.id ?? null,
     origin.installedFrom?.version ?? null,
+    origin.installedFrom?.digest ?? null,
   ]);
 }
 
-export async function setInstalledVersion(sql: Sql, skillId: string, version: number): Promise<void> {
-  await sql.query("update skills set installed_version = $2 where id = $1", [skillId, version]);
+export async function setInstalledVersion(sql: Sql, skillId: string, version: number, digest: string): Promise<void> {
+  await sql.query("update skills set installed_version = $2, installed_digest = $3 where id = $1", [skillId, version, digest]);
 }
 
 /** The workspace's installed copy of a marketplace skill, if it has one. */
@@ -156,6 +163,8 @@ export interface ListedSummary {
   forks: number;
   popularity: number;
   firstPublishedAt: Date;
+  verified: boolean;
+  findings: number;
 }
 
 interface SummaryRow {
@@ -170,6 +179,8 @@ interface SummaryRow {
   forks: number;
   popularity: number;
   first_published_at: Date;
+  verified: boolean;
+  findings: number;
 }
 
 const summaryOf = (r: SummaryRow): ListedSummary => ({
@@ -184,18 +195,22 @@ const summaryOf = (r: SummaryRow): ListedSummary => ({
   forks: r.forks,
   popularity: Number(r.popularity),
   firstPublishedAt: r.first_published_at,
+  verified: r.verified,
+  findings: r.findings,
 });
 
-// A listed skill's current row is its published version: every new version of a listed skill is published.
-const summarySelect = `select s.id, s.slug, p.handle as author_handle, s.name, s.description, s.tags, l.version, l.installs, l.forks,
-    l.popularity, l.first_published_at
+// The listing's version is the published one (a newer version may be held for review); $2 asks for verified authors only.
+const summarySelect = `select s.id, v.slug, p.handle as author_handle, v.name, v.description, v.tags, l.version, l.installs, l.forks,
+    l.popularity, l.first_published_at, p.verified,
+    coalesce((select jsonb_array_length(mv.findings) from marketplace_versions mv where mv.skill_id = l.skill_id and mv.version = l.version), 0) as findings
   from marketplace_listings l join skills s on s.id = l.skill_id join author_profiles p on p.workspace_id = l.workspace_id
-  where l.status = 'listed' and s.state = 'active' and ($1::text[] is null or s.tags && $1::text[])`;
+    join skill_versions v on v.skill_id = l.skill_id and v.version = l.version
+  where l.status = 'listed' and s.state = 'active' and ($1::text[] is null or v.tags && $1::text[]) and (not $2::boolean or p.verified)`;
 
 /** The listed, active skills among these ids (the re-check of search candidates). */
-export async function listedSummaries(sql: Sql, ids: readonly string[], tags: string[] | null): Promise<ListedSummary[]> {
+export async function listedSummaries(sql: Sql, ids: readonly string[], tags: string[] | null, verifiedOnly: boolean): Promise<ListedSummary[]> {
   if (ids.length === 0) return [];
-  const rows = await sql.query<SummaryRow>(`${summarySelect} and l.skill_id = any($2::text[])`, [tags, ids]);
+  const rows = await sql.query<SummaryRow>(`${summarySelect} and l.skill_id = any($3::text[])`, [tags, verifiedOnly, ids]);
   return rows.map(summaryOf);
 }
 
@@ -207,20 +222,21 @@ export async function browseListed(
   sql: Sql,
   sort: "popular" | "new",
   tags: string[] | null,
+  verifiedOnly: boolean,
   after: BrowseCursor | null,
   limit: number,
 ): Promise<ListedSummary[]> {
   const rows =
     sort === "popular"
       ? await sql.query<SummaryRow>(
-          `${summarySelect} and ($2::float8 is null or (l.popularity, l.skill_id) < ($2::float8, $3::text))
-           order by l.popularity desc, l.skill_id desc limit $4`,
-          [tags, after?.sort === "popular" ? after.popularity : null, after?.id ?? null, limit],
+          `${summarySelect} and ($3::float8 is null or (l.popularity, l.skill_id) < ($3::float8, $4::text))
+           order by l.popularity desc, l.skill_id desc limit $5`,
+          [tags, verifiedOnly, after?.sort === "popular" ? after.popularity : null, after?.id ?? null, limit],
         )
       : await sql.query<SummaryRow>(
-          `${summarySelect} and ($2::timestamptz is null or (l.first_published_at, l.skill_id) < ($2::timestamptz, $3::text))
-           order by l.first_published_at desc, l.skill_id desc limit $4`,
-          [tags, after?.sort === "new" ? after.publishedAt : null, after?.id ?? null, limit],
+          `${summarySelect} and ($3::timestamptz is null or (l.first_published_at, l.skill_id) < ($3::timestamptz, $4::text))
+           order by l.first_published_at desc, l.skill_id desc limit $5`,
+          [tags, verifiedOnly, after?.sort === "new" ? after.publishedAt : null, after?.id ?? null, limit],
         );
   return rows.map(summaryOf);
 }
@@ -233,4 +249,17 @@ export async function findListedSkillId(sql: Sql, ref: { id: string } | { slug: 
     [ref.authorHandle, ref.slug],
   );
   return row?.id;
+}
+
+/** `slug`, or when the workspace has it, the first free of slug-2, slug-3, ... (cut to fit 64 characters). */
+export async function freeSlug(sql: Sql, workspaceId: string, slug: string): Promise<string> {
+  const taken = new Set(
+    (await sql.query<{ slug: string }>("select slug from skills where workspace_id = $1 and (slug = $2 or slug like $3) limit 10000", [workspaceId, slug, `${slug.slice(0, 58)}-%`])).map((r) => r.slug),
+  );
+  if (!taken.has(slug)) return slug;
+  for (let n = 2; ; n++) {
+    const suffix = `-${n}`;
+    const candidate = `${slug.slice(0, 64 - suffix.length).replace(/-+$/, "")}${suffix}`;
+    if (!taken.has(candidate)) return candidate;
+  }
 }

@@ -9,9 +9,11 @@ import { loadSkills, type SkillRecord } from "../skills/skill-store.js";
 import { findProfile } from "./author-profiles.js";
 import { enqueueEmail, listEmails, type EmailDraft, type EmailRecord, type EmailStatus as StoredEmailStatus } from "./email-outbox.js";
 import { appealDecisionEmail, takedownEmail, type NoticeSkill } from "./email-templates.js";
-import { appealMessage, reportMessage } from "./marketplace-message.js";
+import { appealMessage, reportMessage, versionMessage, yankMessage } from "./marketplace-message.js";
+import { yankPublishedVersion } from "./version-publishing.js";
+import { clearVersion, findVersion, heldVersions } from "./version-store.js";
 import { marketplaceLimits, optionalText, reasonName, reasonNumber } from "./marketplace-rules.js";
-import { findListing, queueReindex, setListingStatus, setVisibility } from "./marketplace-store.js";
+import { findListing, publishVersion, queueReindex, setListingStatus, setVisibility } from "./marketplace-store.js";
 import {
   actionOpenReports,
   decideAppeal,
@@ -93,6 +95,7 @@ function actionMessage(a: ActionRecord) {
     note: a.note ?? undefined,
     actor: a.actor,
     createdAt: a.createdAt.toISOString(),
+    version: a.version ?? undefined,
   };
 }
 
@@ -209,6 +212,50 @@ export function moderationService(db: Database, opts: ModerationServiceOptions):
       });
       await afterAction(result.emailId);
       return { action: actionMessage(result.action), reportsResolved: result.reportsResolved, emailId: result.emailId };
+    },
+
+    async listHeldVersions() {
+      const held = await heldVersions(db, marketplaceLimits.maxPageSize);
+      return { held: held.map((h) => ({ skillId: h.skillId, slug: h.slug, authorHandle: h.authorHandle, version: versionMessage(h) })) };
+    },
+
+    async clearSkillVersion(req, ctx) {
+      const actor = ctx.values.get(principalKey)!.keyId;
+      const note = optionalText(req.note, "note");
+      const action = await db.transaction(async (tx) => {
+        const listing = await findListing(tx, req.id, { forUpdate: true });
+        const version = listing && (await findVersion(tx, req.id, req.version));
+        if (!listing || !version) throw notFound(`published version ${req.version} of skill`, req.id);
+        if (version.review !== "held") throw invalidRequest("version", "state", `version ${req.version} of skill ${req.id} is not held for review`);
+        const at = new Date();
+        await clearVersion(tx, req.id, req.version);
+        await publishVersion(tx, req.id, req.version, at);
+        await queueReindex(tx, req.id);
+        return recordAction(tx, { id: newId("mod"), action: "clear", skillId: req.id, version: req.version, reportId: null, appealId: null, reason: null, note, actor, createdAt: at });
+      });
+      await opts.afterWrite();
+      return { action: actionMessage(action) };
+    },
+
+    async adminYankSkillVersion(req, ctx) {
+      const actor = ctx.values.get(principalKey)!.keyId;
+      const result = await db.transaction(async (tx) => {
+        const done = await yankPublishedVersion(tx, req.id, req.version, req.reason, actor);
+        const action = await recordAction(tx, {
+          id: newId("mod"),
+          action: "yank",
+          skillId: req.id,
+          version: req.version,
+          reportId: null,
+          appealId: null,
+          reason: null,
+          note: done.yank.reason,
+          actor,
+          createdAt: done.yank.at,
+        });
+        return { action, yank: done.yank };
+      });
+      return { action: actionMessage(result.action), yank: yankMessage(result.yank) };
     },
 
     async dismissReport(req, ctx) {

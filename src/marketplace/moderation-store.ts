@@ -193,8 +193,10 @@ export async function listAppeals(sql: Sql, f: { status: string | null; after: s
 
 export interface ActionRecord {
   id: string;
-  action: "takedown" | "dismiss" | "grant" | "deny";
+  action: "takedown" | "dismiss" | "grant" | "deny" | "clear" | "yank";
   skillId: string;
+  /** Clear and yank: the published version. */
+  version?: number | null;
   reportId: string | null;
   appealId: string | null;
   reason: string | null;
@@ -205,9 +207,9 @@ export interface ActionRecord {
 
 export async function recordAction(sql: Sql, a: ActionRecord): Promise<ActionRecord> {
   await sql.query(
-    `insert into moderation_actions (id, action, skill_id, report_id, appeal_id, reason, note, actor, created_at)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-    [a.id, a.action, a.skillId, a.reportId, a.appealId, a.reason, a.note, a.actor, a.createdAt],
+    `insert into moderation_actions (id, action, skill_id, report_id, appeal_id, reason, note, actor, created_at, version)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+    [a.id, a.action, a.skillId, a.reportId, a.appealId, a.reason, a.note, a.actor, a.createdAt, a.version ?? null],
   );
   return a;
 }
@@ -223,8 +225,9 @@ export async function listActions(sql: Sql, f: { skillId: string | null; before:
     note: string | null;
     actor: string;
     created_at: Date;
+    version: number | null;
   }>(
-    `select id, action, skill_id, report_id, appeal_id, reason, note, actor, created_at from moderation_actions
+    `select id, action, skill_id, report_id, appeal_id, reason, note, actor, created_at, version from moderation_actions
      where ($1::text is null or skill_id = $1) and ($2::text is null or id < $2) order by id desc limit $3`,
     [f.skillId, f.before, f.limit],
   );
@@ -238,6 +241,7 @@ export async function listActions(sql: Sql, f: { skillId: string | null; before:
     note: r.note,
     actor: r.actor,
     createdAt: r.created_at,
+    version: r.version,
   }));
 }
 

@@ -30,6 +30,8 @@ export function newSkillRecord(
     forkOf: null,
     lineage: [],
     installedFrom: null,
+    updateAvailable: null,
+    yanked: null,
     listingStatus: null,
   };
 }

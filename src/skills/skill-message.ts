@@ -1,5 +1,6 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { ListingState, SkillSchema, SkillState } from "../../gen/agent/v1/skill_pb.js";
+import { FindingSeverity, ListingState, SkillSchema, SkillState, type ScanFindingSchema } from "../../gen/agent/v1/skill_pb.js";
+import type { ScanFinding } from "./safety-scan.js";
 import { fileMessages, maturities, sources, visibilities } from "./skill-rules.js";
 import type { SkillRecord } from "./skill-store.js";
 
@@ -7,6 +8,7 @@ const listingStates = new Map([
   ["listed", ListingState.LISTED],
   ["unlisted", ListingState.UNLISTED],
   ["removed", ListingState.REMOVED],
+  ["held", ListingState.HELD],
 ]);
 
 /** A listing status as the API's ListingState; undefined for a skill never published. */
@@ -43,5 +45,12 @@ export function skillMessage(s: SkillRecord, extra: { similarity?: number } = {}
     lineage: s.lineage,
     installedFrom: s.installedFrom ?? undefined,
     listingState: listingStateOf(s.listingStatus),
+    updateAvailable: s.updateAvailable ?? undefined,
+    yanked: s.yanked ? { reason: s.yanked.reason, at: s.yanked.at.toISOString(), moveTo: s.yanked.moveTo ?? undefined } : undefined,
   };
 }
+
+const severities = { critical: FindingSeverity.CRITICAL, warning: FindingSeverity.WARNING, info: FindingSeverity.INFO } as const;
+
+/** A safety finding as the API shows it. */
+export const findingMessage = (f: ScanFinding): MessageInitShape<typeof ScanFindingSchema> => ({ ...f, severity: severities[f.severity] });

@@ -10,8 +10,9 @@ import type { SkillVectorIndex } from "../search/skills/skill-vector-index.js";
 import type { UsageMeter } from "../usage/usage-meter.js";
 import { containerName, parseOrThrow } from "../validation.js";
 import { importSkillMd } from "./skill-import.js";
-import { carriedKeys, writeSkillMd } from "./skill-md.js";
-import { skillMessage } from "./skill-message.js";
+import { scanSkill, type ScanFinding } from "./safety-scan.js";
+import { exportedSkillMd, scannedFiles } from "./skill-export.js";
+import { findingMessage, skillMessage } from "./skill-message.js";
 import {
   draftOf,
   fieldsToUpdate,
@@ -45,10 +46,31 @@ import { assertForkKeepsLicense, assertNotFork, assertNotInstalledCopy } from ".
 
 /** What the skills need from the marketplace (src/marketplace/publishing.ts). */
 export interface SkillPublishing {
-  publish(p: AgentPrincipal, ref: SkillRef): Promise<{ skill: SkillRecord; termsVersion: string }>;
+  publish(p: AgentPrincipal, ref: SkillRef): Promise<{ skill: SkillRecord; termsVersion: string; version: PublishedVersionInfo }>;
   unpublish(p: AgentPrincipal, ref: SkillRef): Promise<SkillRecord>;
   /** In the transaction of a new version: a listed skill publishes it. */
   publishNewVersion(tx: Sql, p: AgentPrincipal, next: SkillRecord): Promise<void>;
+  /** Withdraws a published version of the caller's skill. */
+  yank(p: AgentPrincipal, ref: SkillRef, version: number, reason: string): Promise<{ version: number; yank: { reason: string; at: Date }; installedCopies: number }>;
+  /** Moves an installed copy to another published version (or only tells what would change). */
+  upgrade(p: AgentPrincipal, ref: SkillRef, version: number | undefined, dryRun: boolean): Promise<SkillUpgrade>;
+}
+
+/** A published version as publish answers it. */
+export interface PublishedVersionInfo {
+  version: number;
+  digest: string;
+  review: string;
+  findings: ScanFinding[];
+}
+
+export interface SkillUpgrade {
+  skill: SkillRecord;
+  from: { version: number; digest: string };
+  to: { version: number; digest: string };
+  changes: Array<{ field: string; before: string; after: string }>;
+  diff: string;
+  applied: boolean;
 }
 
 export interface SkillServiceOptions {
@@ -187,6 +209,7 @@ export function skillService(db: Database, opts: SkillServiceOptions): ServiceIm
         containers: readableContainers(principal, q.containers),
         sources: null,
         includeDeprecated: req.includeDeprecated,
+        yankedOnly: false,
       };
       const result = await searchSkills(
         { db, index: opts.index, embedQuery: opts.embedQuery },
@@ -213,6 +236,7 @@ export function skillService(db: Database, opts: SkillServiceOptions): ServiceIm
         containers: readableContainers(principal, containers),
         sources: enumList(req.source, sources, "source"),
         includeDeprecated: req.includeDeprecated,
+        yankedOnly: req.yanked,
       };
       const rows = await listSkills(db, scopeOf(principal), filter, pageToken.decode(req.pageToken), size + 1);
       const page = rows.slice(0, size);
@@ -290,6 +314,8 @@ export function skillService(db: Database, opts: SkillServiceOptions): ServiceIm
       const principal = agentPrincipal(ctx);
       const imported = importSkillMd(req.content, { files: req.files, containers: req.containers, tags: req.tags });
       const draft = draftOf(imported.fields, imported.extraFrontmatter, "frontmatter.");
+      // On import the scan only warns; publishing the skill is what can hold it.
+      const findings = await scanSkill(scannedFiles(draft));
       const scope = scopeOf(principal);
       const result = await db.transaction(async (tx) => {
         const existing = await findSkill(tx, scope, { slug: draft.slug }, { forUpdate: true });
@@ -318,13 +344,30 @@ export function skillService(db: Database, opts: SkillServiceOptions): ServiceIm
         return { skill: next, created: false };
       });
       await opts.afterWrite();
-      return { skill: skillMessage(result.skill), created: result.created, warnings: imported.warnings };
+      return { skill: skillMessage(result.skill), created: result.created, warnings: imported.warnings, findings: findings.map(findingMessage) };
     },
 
     async publishSkill(req, ctx) {
-      const { skill, termsVersion } = await opts.publishing.publish(agentPrincipal(ctx), refOf(req));
+      const { skill, termsVersion, version } = await opts.publishing.publish(agentPrincipal(ctx), refOf(req));
       await opts.afterWrite();
-      return { skill: skillMessage(skill), termsVersion };
+      return {
+        skill: skillMessage(skill),
+        termsVersion,
+        published: { version: version.version, digest: version.digest },
+        findings: version.findings.map(findingMessage),
+        held: version.review === "held",
+      };
+    },
+
+    async yankSkill(req, ctx) {
+      const done = await opts.publishing.yank(agentPrincipal(ctx), refOf(req), req.version, req.reason);
+      return { version: done.version, yank: { reason: done.yank.reason, at: done.yank.at.toISOString() }, installedCopies: done.installedCopies };
+    },
+
+    async upgradeSkill(req, ctx) {
+      const up = await opts.publishing.upgrade(agentPrincipal(ctx), refOf(req), versionOf(req.version), req.dryRun);
+      if (up.applied) await opts.afterWrite();
+      return { ...up, skill: skillMessage(up.skill) };
     },
 
     async unpublishSkill(req, ctx) {
@@ -339,21 +382,7 @@ export function skillService(db: Database, opts: SkillServiceOptions): ServiceIm
       const version = versionOf(req.version);
       const s = version === undefined ? await findSkill(db, scope, ref) : await findSkillVersion(db, scope, ref, version);
       if (!s) throw notFound(version === undefined ? "skill" : `version ${version} of skill`, refText(ref));
-      const metadata = { ...s.metadata };
-      if (s.name !== s.slug) metadata[carriedKeys.name] = s.name;
-      if (s.maturity !== "experimental") metadata[carriedKeys.maturity] = s.maturity;
-      if (s.tags.length > 0) metadata[carriedKeys.tags] = JSON.stringify(s.tags);
-      const content = writeSkillMd({
-        slug: s.slug,
-        description: s.description,
-        license: s.license,
-        compatibility: s.compatibility,
-        allowedTools: s.allowedTools,
-        metadata,
-        extra: s.extraFrontmatter,
-        body: s.content,
-      });
-      return { filename: "SKILL.md", content, files: fileMessages(s.files) };
+      return { filename: "SKILL.md", content: exportedSkillMd(s), files: fileMessages(s.files) };
     },
   };
 }

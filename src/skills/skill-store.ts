@@ -19,7 +19,11 @@ export interface SkillOrigin {
   /** A fork's ancestors, parent first; never changes. */
   lineage: LineageEntry[];
   /** An installed copy's original and the published version it holds. */
-  installedFrom: { id: string; version: number } | null;
+  installedFrom: { id: string; version: number; digest: string } | null;
+  /** An installed copy: the original's newest good version, when newer than the copy's. */
+  updateAvailable: { version: number; digest: string } | null;
+  /** An installed copy of a yanked version: why and when, and the newest good version to move to. */
+  yanked: { reason: string; at: Date; moveTo: { version: number; digest: string } | null } | null;
   /** listed | unlisted | removed; null when the skill was never published. */
   listingStatus: string | null;
 }
@@ -71,6 +75,9 @@ interface SkillRow {
   lineage: LineageEntry[];
   installed_from: string | null;
   installed_version: number | null;
+  installed_digest: string | null;
+  newest_good: { version: number; digest: string } | null;
+  installed_yank: { reason: string; at: string } | null;
   listing_status: string | null;
 }
 
@@ -102,7 +109,12 @@ const recordOf = (r: SkillRow): SkillRecord => ({
   updatedAt: r.updated_at,
   forkOf: r.fork_of,
   lineage: r.lineage,
-  installedFrom: r.installed_from === null ? null : { id: r.installed_from, version: r.installed_version! },
+  installedFrom: r.installed_from === null ? null : { id: r.installed_from, version: r.installed_version!, digest: r.installed_digest ?? "" },
+  updateAvailable: r.newest_good !== null && r.newest_good.version > r.installed_version! ? r.newest_good : null,
+  yanked:
+    r.installed_yank === null
+      ? null
+      : { reason: r.installed_yank.reason, at: new Date(r.installed_yank.at), moveTo: r.newest_good?.version === r.installed_version ? null : r.newest_good },
   listingStatus: r.listing_status,
 });
 
@@ -117,9 +129,17 @@ const versionFields =
   "slug, name, description, content, tags, containers, maturity, license, compatibility, allowed_tools, metadata, extra_frontmatter, key_id";
 const currentOnly = "visibility, source, state, deprecated_at, deprecation_message, replaced_by, version, created_at, updated_at";
 
-/** Origin columns of the skill (alias s) and its listing status. */
-const originColumns = `s.fork_of, s.lineage, s.installed_from, s.installed_version,
-  (select l.status from marketplace_listings l where l.skill_id = s.id) as listing_status`;
+/** The installed copy (alias s) holds a yanked version. */
+const installedYanked = `exists (select 1 from marketplace_versions y
+  where y.skill_id = s.installed_from and y.version = s.installed_version and y.yanked_at is not null)`;
+
+/** Origin columns of the skill (alias s), its listing status and, for an installed copy, its original's state. */
+const originColumns = `s.fork_of, s.lineage, s.installed_from, s.installed_version, s.installed_digest,
+  (select l.status from marketplace_listings l where l.skill_id = s.id) as listing_status,
+  (select jsonb_build_object('version', g.version, 'digest', g.digest) from marketplace_versions g
+    where g.skill_id = s.installed_from and g.review <> 'held' and g.yanked_at is null order by g.version desc limit 1) as newest_good,
+  (select jsonb_build_object('reason', y.yank_reason, 'at', y.yanked_at) from marketplace_versions y
+    where y.skill_id = s.installed_from and y.version = s.installed_version and y.yanked_at is not null) as installed_yank`;
 
 const columns = (alias: string, files: string) =>
   `${alias}.id, ${alias}.workspace_id, ${versionFields
@@ -261,6 +281,8 @@ export interface SkillQueryFilter {
   containers: string[] | null;
   sources: string[] | null;
   includeDeprecated: boolean;
+  /** Only installed copies of a yanked version. */
+  yankedOnly: boolean;
 }
 
 const filterCondition = `($4::text[] is null or s.tags && $4::text[])
@@ -268,15 +290,16 @@ const filterCondition = `($4::text[] is null or s.tags && $4::text[])
   and ($6::text[] is null or s.visibility = any($6::text[]))
   and ($7::text[] is null or cardinality(s.containers) = 0 or s.containers && $7::text[])
   and ($8::text[] is null or s.source = any($8::text[]))
-  and ($9::boolean or s.state = 'active')`;
+  and ($9::boolean or s.state = 'active')
+  and (not $10::boolean or ${installedYanked})`;
 
-const filterParams = (f: SkillQueryFilter) => [f.tags, f.maturities, f.visibilities, f.containers, f.sources, f.includeDeprecated];
+const filterParams = (f: SkillQueryFilter) => [f.tags, f.maturities, f.visibilities, f.containers, f.sources, f.includeDeprecated, f.yankedOnly];
 
 /** A page of skills, newest first, after the id `before` (exclusive) when given; without files. */
 export async function listSkills(sql: Sql, scope: Scope, filter: SkillQueryFilter, before: string | null, limit: number): Promise<SkillRecord[]> {
   const rows = await sql.query<SkillRow>(
     `${currentSelect(false)} where ($1::text is null or s.id < $1) and ${visibleSkill("s")} and ${filterCondition}
-     order by s.id desc limit $10`,
+     order by s.id desc limit $11`,
     [before, scope.workspaceId, scope.container, ...filterParams(filter), limit],
   );
   return rows.map(recordOf);

@@ -291,6 +291,13 @@ describe("web console in Chromium", () => {
     await page.getByRole("button", { name: "Report", exact: true }).click();
     await shows(page.getByTestId("reported"), /^Reported: report rpt_\w+ is open\.$/);
     await shoot("marketplace-skill");
+    // Its published version's digest and versions; an install holds that digest.
+    const digest = (await page.getByTestId("digest").textContent())!;
+    expect(digest).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(await page.getByRole("table", { name: "Published versions, newest first" }).getByRole("row").count()).toBe(2);
+    await page.getByRole("button", { name: "Install", exact: true }).click();
+    await page.getByRole("status").filter({ hasText: "Installed" }).getByRole("link").click();
+    await shows(page.getByTestId("installed-digest"), new RegExp(`^${digest}$`));
     await goTo("Marketplace");
     await page.getByRole("list", { name: "Marketplace skills" }).waitFor();
     await shoot("marketplace");

@@ -152,7 +152,7 @@ describe("author emails without SMTP_URL", () => {
     const env = { ...process.env, AGENTMEM_URL: server.url, AGENTMEM_ADMIN_KEY: adminKey };
     const cli = (...args: string[]) => promisify(execFile)(process.execPath, ["src/cli/agentmem.mjs", "workspaces", "profile", ...args], { env });
     const { stdout } = await cli("cli-ws", "--author-handle", "cli-author", "--email", "cli@example.com");
-    expect(JSON.parse(stdout)).toEqual({ workspace: "cli-ws", authorHandle: "cli-author", email: "cli@example.com" });
-    expect(JSON.parse((await cli("cli-ws", "--email", "")).stdout)).toEqual({ workspace: "cli-ws", authorHandle: "cli-author" });
+    expect(JSON.parse(stdout)).toEqual({ workspace: "cli-ws", authorHandle: "cli-author", email: "cli@example.com", verified: false });
+    expect(JSON.parse((await cli("cli-ws", "--email", "", "--verified", "true")).stdout)).toEqual({ workspace: "cli-ws", authorHandle: "cli-author", verified: true });
   });
 });

@@ -49,6 +49,7 @@ describe.each(backends)("marketplace over REST (%s)", (backend) => {
       workspace: "alice-ws",
       authorHandle: "alice",
       email: "alice@example.com",
+      verified: false,
     });
   });
   afterAll(async () => {
@@ -305,7 +306,7 @@ describe.each(backends)("marketplace over REST (%s)", (backend) => {
     expect(taken.body.error).toMatchObject({ code: "already_exists", details: { field: "authorHandle" } });
     expect((await setProfile("carol-ws", { authorHandle: "Carol!" })).body.error.details).toMatchObject({ field: "authorHandle", rule: "format" });
     expect((await setProfile("carol-ws", { email: "not-an-email" })).body.error.details).toMatchObject({ field: "email" });
-    expect((await setProfile("alice-ws", { email: "" })).body).toEqual({ workspace: "alice-ws", authorHandle: "alice" });
+    expect((await setProfile("alice-ws", { email: "" })).body).toEqual({ workspace: "alice-ws", authorHandle: "alice", verified: false });
     expect((await setProfile("alice-ws", { email: "alice@example.com" })).body.email).toBe("alice@example.com");
   });
 

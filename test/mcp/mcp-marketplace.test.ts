@@ -38,7 +38,13 @@ describe.each(backends)("marketplace tools over MCP (%s)", (backend) => {
     const found = await toolJson(reader, "marketplace_search", { query: "pull the tables out of a scanned invoice" });
     expect(found.skills[0]).toMatchObject({ id, slug: "invoice-tables" });
     expect((await toolJson(reader, "marketplace_get", { id })).skill).toMatchObject({ id, version: 1 });
-    expect((await toolJson(reader, "marketplace_install", { id })).skill).toMatchObject({ source: "installed", installedFrom: { id, version: 1 } });
+    const copy = (await toolJson(reader, "marketplace_install", { id })).skill;
+    expect(copy).toMatchObject({ source: "installed", installedFrom: { id, version: 1 } });
+    // Versions, upgrade and yank are tools too.
+    expect((await authorRest("POST", "/api/v1/agent/skills/update", { id, content: "# Invoice tables\n\n1. Open the PDF.\n" })).status).toBe(200);
+    expect((await toolJson(reader, "marketplace_versions", { id })).versions.map((v: { version: number }) => v.version)).toEqual([2, 1]);
+    expect(await toolJson(reader, "skill_upgrade", { id: copy.id, dryRun: true })).toMatchObject({ applied: false, to: { version: 2 } });
+    expect((await toolJson(author, "skill_yank", { id, version: 2, reason: "Drops a step." })).yank).toMatchObject({ reason: "Drops a step." });
     expect((await toolJson(reader, "marketplace_fork", { id, slug: "invoice-tables-fork" })).skill).toMatchObject({
       slug: "invoice-tables-fork",
       forkOf: id,

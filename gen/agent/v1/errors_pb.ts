@@ -42,7 +42,8 @@ export type Error = Message<"agent.v1.Error"> & {
    * The error code: invalid_request, auth_failed, cost_ceiling, forbidden,
    * MARKETPLACE_DISABLED, not_found, method_not_allowed (REST only: a path
    * that exists, called with a method it lacks), COPYLEFT_LOCKED, APPEAL_CONFLICT,
-   * already_exists, version_conflict, quota_exhausted, rate_limited or server_error.
+   * VERSION_YANKED, already_exists, version_conflict, quota_exhausted, rate_limited
+   * or server_error.
    *
    * @generated from field: string code = 1;
    */

@@ -8,15 +8,16 @@ import { file_agent_v1_errors } from "./errors_pb.js";
 import { file_agent_v1_mcp } from "./mcp_pb.js";
 import { file_google_api_annotations } from "../../google/api/annotations_pb.js";
 import { file_google_api_field_behavior } from "../../google/api/field_behavior_pb.js";
-import type { LineageEntry, ListingState, Skill, SkillFile, SkillMaturity, SkillSearchMeta } from "./skill_pb.js";
+import { file_google_protobuf_struct } from "@bufbuild/protobuf/wkt";
+import type { LineageEntry, ListingState, ScanFinding, Skill, SkillFile, SkillMaturity, SkillSearchMeta, Yank } from "./skill_pb.js";
 import { file_agent_v1_skill } from "./skill_pb.js";
-import type { Message } from "@bufbuild/protobuf";
+import type { JsonObject, Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file agent/v1/marketplace.proto.
  */
 export const file_agent_v1_marketplace: GenFile = /*@__PURE__*/
-  fileDesc("ChphZ2VudC92MS9tYXJrZXRwbGFjZS5wcm90bxIIYWdlbnQudjEi6wEKF01hcmtldHBsYWNlU2tpbGxTdW1tYXJ5EgoKAmlkGAEgASgJEgwKBHNsdWcYAiABKAkSFQoNYXV0aG9yX2hhbmRsZRgDIAEoCRIMCgRuYW1lGAQgASgJEhMKC2Rlc2NyaXB0aW9uGAUgASgJEhAKCGluc3RhbGxzGAYgASgFEg0KBWZvcmtzGAcgASgFEhcKCnNpbWlsYXJpdHkYCCABKAFIAIgBARIPCgd2ZXJzaW9uGAkgASgFEgwKBHRhZ3MYCiADKAkSFAoMcHVibGlzaGVkX2F0GAsgASgJQg0KC19zaW1pbGFyaXR5IpIFChBNYXJrZXRwbGFjZVNraWxsEgoKAmlkGAEgASgJEgwKBHNsdWcYAiABKAkSFQoNYXV0aG9yX2hhbmRsZRgDIAEoCRIMCgRuYW1lGAQgASgJEhMKC2Rlc2NyaXB0aW9uGAUgASgJEg8KB2NvbnRlbnQYBiABKAkSDAoEdGFncxgHIAMoCRIPCgd2ZXJzaW9uGAggASgFEhQKB2xpY2Vuc2UYCSABKAlIAIgBARIaCg1jb21wYXRpYmlsaXR5GAogASgJSAGIAQESFQoNYWxsb3dlZF90b29scxgLIAMoCRI6CghtZXRhZGF0YRgMIAMoCzIoLmFnZW50LnYxLk1hcmtldHBsYWNlU2tpbGwuTWV0YWRhdGFFbnRyeRIiCgVmaWxlcxgNIAMoCzITLmFnZW50LnYxLlNraWxsRmlsZRIpCghtYXR1cml0eRgOIAEoDjIXLmFnZW50LnYxLlNraWxsTWF0dXJpdHkSEAoIaW5zdGFsbHMYDyABKAUSDQoFZm9ya3MYECABKAUSFAoMcHVibGlzaGVkX2F0GBEgASgJEhIKCnVwZGF0ZWRfYXQYEiABKAkSFAoHZm9ya19vZhgTIAEoCUgCiAEBEicKB2xpbmVhZ2UYFCADKAsyFi5hZ2VudC52MS5MaW5lYWdlRW50cnkSLQoNbGlzdGluZ19zdGF0ZRgVIAEoDjIWLmFnZW50LnYxLkxpc3RpbmdTdGF0ZRISCgpkZXByZWNhdGVkGBYgASgIGi8KDU1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUIKCghfbGljZW5zZUIQCg5fY29tcGF0aWJpbGl0eUIKCghfZm9ya19vZiKhAQoYU2VhcmNoTWFya2V0cGxhY2VSZXF1ZXN0EhIKBXF1ZXJ5GAEgASgJSACIAQESDAoEdGFncxgCIAMoCRInCgRzb3J0GAMgASgOMhkuYWdlbnQudjEuTWFya2V0cGxhY2VTb3J0EhIKBWxpbWl0GAQgASgFSAGIAQESEgoKcGFnZV90b2tlbhgFIAEoCUIICgZfcXVlcnlCCAoGX2xpbWl0IrABChlTZWFyY2hNYXJrZXRwbGFjZVJlc3BvbnNlEjEKBnNraWxscxgBIAMoCzIhLmFnZW50LnYxLk1hcmtldHBsYWNlU2tpbGxTdW1tYXJ5EhwKD25leHRfcGFnZV90b2tlbhgCIAEoCUgAiAEBEi4KBG1ldGEYAyABKAsyGS5hZ2VudC52MS5Ta2lsbFNlYXJjaE1ldGFSBV9tZXRhQhIKEF9uZXh0X3BhZ2VfdG9rZW4ifgoaR2V0TWFya2V0cGxhY2VTa2lsbFJlcXVlc3QSDwoCaWQYASABKAlIAIgBARIRCgRzbHVnGAIgASgJSAGIAQESGgoNYXV0aG9yX2hhbmRsZRgDIAEoCUgCiAEBQgUKA19pZEIHCgVfc2x1Z0IQCg5fYXV0aG9yX2hhbmRsZSJIChtHZXRNYXJrZXRwbGFjZVNraWxsUmVzcG9uc2USKQoFc2tpbGwYASABKAsyGi5hZ2VudC52MS5NYXJrZXRwbGFjZVNraWxsIiYKE0luc3RhbGxTa2lsbFJlcXVlc3QSDwoCaWQYASABKAlCA+BBAiJHChRJbnN0YWxsU2tpbGxSZXNwb25zZRIeCgVza2lsbBgBIAEoCzIPLmFnZW50LnYxLlNraWxsEg8KB2NyZWF0ZWQYAiABKAgiWwoQRm9ya1NraWxsUmVxdWVzdBIPCgJpZBgBIAEoCUID4EECEhEKBHNsdWcYAiABKAlIAIgBARIRCgRuYW1lGAMgASgJSAGIAQFCBwoFX3NsdWdCBwoFX25hbWUiSgoRRm9ya1NraWxsUmVzcG9uc2USHgoFc2tpbGwYASABKAsyDy5hZ2VudC52MS5Ta2lsbBIVCg10ZXJtc192ZXJzaW9uGAIgASgJIuoCCgZSZXBvcnQSCgoCaWQYASABKAkSEAoIc2tpbGxfaWQYAiABKAkSJgoGcmVhc29uGAMgASgOMhYuYWdlbnQudjEuUmVwb3J0UmVhc29uEhQKB21lc3NhZ2UYBCABKAlIAIgBARImCgZzdGF0dXMYBSABKA4yFi5hZ2VudC52MS5SZXBvcnRTdGF0dXMSEgoKY3JlYXRlZF9hdBgGIAEoCRIYCgtyZXNvbHZlZF9hdBgHIAEoCUgBiAEBEh8KEnJlcG9ydGVyX3dvcmtzcGFjZRgIIAEoCUgCiAEBEhgKC3Jlc29sdmVkX2J5GAkgASgJSAOIAQESHAoPcmVzb2x1dGlvbl9ub3RlGAogASgJSASIAQFCCgoIX21lc3NhZ2VCDgoMX3Jlc29sdmVkX2F0QhUKE19yZXBvcnRlcl93b3Jrc3BhY2VCDgoMX3Jlc29sdmVkX2J5QhIKEF9yZXNvbHV0aW9uX25vdGUidAoSUmVwb3J0U2tpbGxSZXF1ZXN0Eg8KAmlkGAEgASgJQgPgQQISKwoGcmVhc29uGAIgASgOMhYuYWdlbnQudjEuUmVwb3J0UmVhc29uQgPgQQISFAoHbWVzc2FnZRgDIAEoCUgAiAEBQgoKCF9tZXNzYWdlIkgKE1JlcG9ydFNraWxsUmVzcG9uc2USIAoGcmVwb3J0GAEgASgLMhAuYWdlbnQudjEuUmVwb3J0Eg8KB2NyZWF0ZWQYAiABKAgilwIKBkFwcGVhbBIKCgJpZBgBIAEoCRIQCghza2lsbF9pZBgCIAEoCRIPCgdtZXNzYWdlGAMgASgJEiYKBnN0YXR1cxgEIAEoDjIWLmFnZW50LnYxLkFwcGVhbFN0YXR1cxISCgpjcmVhdGVkX2F0GAUgASgJEhcKCmRlY2lkZWRfYXQYBiABKAlIAIgBARIaCg1kZWNpc2lvbl9ub3RlGAcgASgJSAGIAQESFgoJd29ya3NwYWNlGAggASgJSAKIAQESFwoKZGVjaWRlZF9ieRgJIAEoCUgDiAEBQg0KC19kZWNpZGVkX2F0QhAKDl9kZWNpc2lvbl9ub3RlQgwKCl93b3Jrc3BhY2VCDQoLX2RlY2lkZWRfYnkiPgoVQXBwZWFsVGFrZWRvd25SZXF1ZXN0Eg8KAmlkGAEgASgJQgPgQQISFAoHbWVzc2FnZRgCIAEoCUID4EECIjoKFkFwcGVhbFRha2Vkb3duUmVzcG9uc2USIAoGYXBwZWFsGAEgASgLMhAuYWdlbnQudjEuQXBwZWFsIhwKGkdldE1hcmtldHBsYWNlVGVybXNSZXF1ZXN0Ij8KG0dldE1hcmtldHBsYWNlVGVybXNSZXNwb25zZRIPCgd2ZXJzaW9uGAEgASgJEg8KB2NvbnRlbnQYAiABKAkqawoPTWFya2V0cGxhY2VTb3J0EiAKHE1BUktFVFBMQUNFX1NPUlRfVU5TUEVDSUZJRUQQABIcChhNQVJLRVRQTEFDRV9TT1JUX1BPUFVMQVIQARIYChRNQVJLRVRQTEFDRV9TT1JUX05FVxACKtIBCgxSZXBvcnRSZWFzb24SHQoZUkVQT1JUX1JFQVNPTl9VTlNQRUNJRklFRBAAEhYKElJFUE9SVF9SRUFTT05fU1BBTRABEhkKFVJFUE9SVF9SRUFTT05fTUFMV0FSRRACEhsKF1JFUE9SVF9SRUFTT05fQ09QWVJJR0hUEAMSGQoVUkVQT1JUX1JFQVNPTl9JTExFR0FMEAQSHwobUkVQT1JUX1JFQVNPTl9JTVBFUlNPTkFUSU9OEAUSFwoTUkVQT1JUX1JFQVNPTl9PVEhFUhAGKn4KDFJlcG9ydFN0YXR1cxIdChlSRVBPUlRfU1RBVFVTX1VOU1BFQ0lGSUVEEAASFgoSUkVQT1JUX1NUQVRVU19PUEVOEAESGgoWUkVQT1JUX1NUQVRVU19BQ1RJT05FRBACEhsKF1JFUE9SVF9TVEFUVVNfRElTTUlTU0VEEAMqfQoMQXBwZWFsU3RhdHVzEh0KGUFQUEVBTF9TVEFUVVNfVU5TUEVDSUZJRUQQABIZChVBUFBFQUxfU1RBVFVTX1BFTkRJTkcQARIZChVBUFBFQUxfU1RBVFVTX0dSQU5URUQQAhIYChRBUFBFQUxfU1RBVFVTX0RFTklFRBADMo8LChJNYXJrZXRwbGFjZVNlcnZpY2UStwEKEVNlYXJjaE1hcmtldHBsYWNlEiIuYWdlbnQudjEuU2VhcmNoTWFya2V0cGxhY2VSZXF1ZXN0GiMuYWdlbnQudjEuU2VhcmNoTWFya2V0cGxhY2VSZXNwb25zZSJZgoAZEm1hcmtldHBsYWNlX3NlYXJjaIqAGRRNQVJLRVRQTEFDRV9ESVNBQkxFRILT5JMCJToBKiIgL2FwaS92MS9hZ2VudC9tYXJrZXRwbGFjZS9zZWFyY2gSxAEKE0dldE1hcmtldHBsYWNlU2tpbGwSJC5hZ2VudC52MS5HZXRNYXJrZXRwbGFjZVNraWxsUmVxdWVzdBolLmFnZW50LnYxLkdldE1hcmtldHBsYWNlU2tpbGxSZXNwb25zZSJggoAZD21hcmtldHBsYWNlX2dldIqAGRRNQVJLRVRQTEFDRV9ESVNBQkxFRIqAGQlub3RfZm91bmSC0+STAiI6ASoiHS9hcGkvdjEvYWdlbnQvbWFya2V0cGxhY2UvZ2V0Eu0BCgxJbnN0YWxsU2tpbGwSHS5hZ2VudC52MS5JbnN0YWxsU2tpbGxSZXF1ZXN0Gh4uYWdlbnQudjEuSW5zdGFsbFNraWxsUmVzcG9uc2UinQGCgBkTbWFya2V0cGxhY2VfaW5zdGFsbIqAGRRNQVJLRVRQTEFDRV9ESVNBQkxFRIqAGQlub3RfZm91bmSKgBkOYWxyZWFkeV9leGlzdHOKgBkPcXVvdGFfZXhoYXVzdGVkioAZDGNvc3RfY2VpbGluZ4LT5JMCJjoBKiIhL2FwaS92MS9hZ2VudC9tYXJrZXRwbGFjZS9pbnN0YWxsEt4BCglGb3JrU2tpbGwSGi5hZ2VudC52MS5Gb3JrU2tpbGxSZXF1ZXN0GhsuYWdlbnQudjEuRm9ya1NraWxsUmVzcG9uc2UilwGCgBkQbWFya2V0cGxhY2VfZm9ya4qAGRRNQVJLRVRQTEFDRV9ESVNBQkxFRIqAGQlub3RfZm91bmSKgBkOYWxyZWFkeV9leGlzdHOKgBkPcXVvdGFfZXhoYXVzdGVkioAZDGNvc3RfY2VpbGluZ4LT5JMCIzoBKiIeL2FwaS92MS9hZ2VudC9tYXJrZXRwbGFjZS9mb3JrErIBCgtSZXBvcnRTa2lsbBIcLmFnZW50LnYxLlJlcG9ydFNraWxsUmVxdWVzdBodLmFnZW50LnYxLlJlcG9ydFNraWxsUmVzcG9uc2UiZoKAGRJtYXJrZXRwbGFjZV9yZXBvcnSKgBkUTUFSS0VUUExBQ0VfRElTQUJMRUSKgBkJbm90X2ZvdW5kgtPkkwIlOgEqIiAvYXBpL3YxL2FnZW50L21hcmtldHBsYWNlL3JlcG9ydBLIAQoOQXBwZWFsVGFrZWRvd24SHy5hZ2VudC52MS5BcHBlYWxUYWtlZG93blJlcXVlc3QaIC5hZ2VudC52MS5BcHBlYWxUYWtlZG93blJlc3BvbnNlInOCgBkMc2tpbGxfYXBwZWFsioAZFE1BUktFVFBMQUNFX0RJU0FCTEVEioAZCW5vdF9mb3VuZIqAGQ9BUFBFQUxfQ09ORkxJQ1SC0+STAiU6ASoiIC9hcGkvdjEvYWdlbnQvbWFya2V0cGxhY2UvYXBwZWFsEqYBChNHZXRNYXJrZXRwbGFjZVRlcm1zEiQuYWdlbnQudjEuR2V0TWFya2V0cGxhY2VUZXJtc1JlcXVlc3QaJS5hZ2VudC52MS5HZXRNYXJrZXRwbGFjZVRlcm1zUmVzcG9uc2UiQoqAGRRNQVJLRVRQTEFDRV9ESVNBQkxFRILT5JMCJDoBKiIfL2FwaS92MS9hZ2VudC9tYXJrZXRwbGFjZS90ZXJtc0JPChVkZXYuYWdlbnRtZW0uYWdlbnQudjFQAVogYWdlbnRtZW0vZ2VuL2dvL2FnZW50L3YxO2FnZW50djGqAhFBZ2VudE1lbS5BZ2VudC5WMWIGcHJvdG8z", [file_agent_v1_errors, file_agent_v1_mcp, file_google_api_annotations, file_google_api_field_behavior, file_agent_v1_skill]);
+  fileDesc("ChphZ2VudC92MS9tYXJrZXRwbGFjZS5wcm90bxIIYWdlbnQudjEijwIKF01hcmtldHBsYWNlU2tpbGxTdW1tYXJ5EgoKAmlkGAEgASgJEgwKBHNsdWcYAiABKAkSFQoNYXV0aG9yX2hhbmRsZRgDIAEoCRIMCgRuYW1lGAQgASgJEhMKC2Rlc2NyaXB0aW9uGAUgASgJEhAKCGluc3RhbGxzGAYgASgFEg0KBWZvcmtzGAcgASgFEhcKCnNpbWlsYXJpdHkYCCABKAFIAIgBARIPCgd2ZXJzaW9uGAkgASgFEgwKBHRhZ3MYCiADKAkSFAoMcHVibGlzaGVkX2F0GAsgASgJEhAKCHZlcmlmaWVkGAwgASgIEhAKCGZpbmRpbmdzGA0gASgFQg0KC19zaW1pbGFyaXR5ItkGChBNYXJrZXRwbGFjZVNraWxsEgoKAmlkGAEgASgJEgwKBHNsdWcYAiABKAkSFQoNYXV0aG9yX2hhbmRsZRgDIAEoCRIMCgRuYW1lGAQgASgJEhMKC2Rlc2NyaXB0aW9uGAUgASgJEg8KB2NvbnRlbnQYBiABKAkSDAoEdGFncxgHIAMoCRIPCgd2ZXJzaW9uGAggASgFEhQKB2xpY2Vuc2UYCSABKAlIAIgBARIaCg1jb21wYXRpYmlsaXR5GAogASgJSAGIAQESFQoNYWxsb3dlZF90b29scxgLIAMoCRI6CghtZXRhZGF0YRgMIAMoCzIoLmFnZW50LnYxLk1hcmtldHBsYWNlU2tpbGwuTWV0YWRhdGFFbnRyeRIiCgVmaWxlcxgNIAMoCzITLmFnZW50LnYxLlNraWxsRmlsZRIpCghtYXR1cml0eRgOIAEoDjIXLmFnZW50LnYxLlNraWxsTWF0dXJpdHkSEAoIaW5zdGFsbHMYDyABKAUSDQoFZm9ya3MYECABKAUSFAoMcHVibGlzaGVkX2F0GBEgASgJEhIKCnVwZGF0ZWRfYXQYEiABKAkSFAoHZm9ya19vZhgTIAEoCUgCiAEBEicKB2xpbmVhZ2UYFCADKAsyFi5hZ2VudC52MS5MaW5lYWdlRW50cnkSLQoNbGlzdGluZ19zdGF0ZRgVIAEoDjIWLmFnZW50LnYxLkxpc3RpbmdTdGF0ZRISCgpkZXByZWNhdGVkGBYgASgIEg4KBmRpZ2VzdBgXIAEoCRInCghmaW5kaW5ncxgYIAMoCzIVLmFnZW50LnYxLlNjYW5GaW5kaW5nEiMKBnlhbmtlZBgZIAEoCzIOLmFnZW50LnYxLllhbmtIA4gBARIQCgh2ZXJpZmllZBgaIAEoCBIWCg5sYXRlc3RfdmVyc2lvbhgbIAEoBRIyChFleHRyYV9mcm9udG1hdHRlchgcIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQgoKCF9saWNlbnNlQhAKDl9jb21wYXRpYmlsaXR5QgoKCF9mb3JrX29mQgkKB195YW5rZWQizQEKEk1hcmtldHBsYWNlVmVyc2lvbhIPCgd2ZXJzaW9uGAEgASgFEg4KBmRpZ2VzdBgCIAEoCRIUCgxwdWJsaXNoZWRfYXQYAyABKAkSJwoGcmV2aWV3GAQgASgOMhcuYWdlbnQudjEuVmVyc2lvblJldmlldxInCghmaW5kaW5ncxgFIAMoCzIVLmFnZW50LnYxLlNjYW5GaW5kaW5nEiMKBnlhbmtlZBgGIAEoCzIOLmFnZW50LnYxLllhbmtIAIgBAUIJCgdfeWFua2VkIjEKHkxpc3RNYXJrZXRwbGFjZVZlcnNpb25zUmVxdWVzdBIPCgJpZBgBIAEoCUID4EECIlEKH0xpc3RNYXJrZXRwbGFjZVZlcnNpb25zUmVzcG9uc2USLgoIdmVyc2lvbnMYASADKAsyHC5hZ2VudC52MS5NYXJrZXRwbGFjZVZlcnNpb24iuAEKGFNlYXJjaE1hcmtldHBsYWNlUmVxdWVzdBISCgVxdWVyeRgBIAEoCUgAiAEBEgwKBHRhZ3MYAiADKAkSJwoEc29ydBgDIAEoDjIZLmFnZW50LnYxLk1hcmtldHBsYWNlU29ydBISCgVsaW1pdBgEIAEoBUgBiAEBEhIKCnBhZ2VfdG9rZW4YBSABKAkSFQoNdmVyaWZpZWRfb25seRgGIAEoCEIICgZfcXVlcnlCCAoGX2xpbWl0IrABChlTZWFyY2hNYXJrZXRwbGFjZVJlc3BvbnNlEjEKBnNraWxscxgBIAMoCzIhLmFnZW50LnYxLk1hcmtldHBsYWNlU2tpbGxTdW1tYXJ5EhwKD25leHRfcGFnZV90b2tlbhgCIAEoCUgAiAEBEi4KBG1ldGEYAyABKAsyGS5hZ2VudC52MS5Ta2lsbFNlYXJjaE1ldGFSBV9tZXRhQhIKEF9uZXh0X3BhZ2VfdG9rZW4ioAEKGkdldE1hcmtldHBsYWNlU2tpbGxSZXF1ZXN0Eg8KAmlkGAEgASgJSACIAQESEQoEc2x1ZxgCIAEoCUgBiAEBEhoKDWF1dGhvcl9oYW5kbGUYAyABKAlIAogBARIUCgd2ZXJzaW9uGAQgASgFSAOIAQFCBQoDX2lkQgcKBV9zbHVnQhAKDl9hdXRob3JfaGFuZGxlQgoKCF92ZXJzaW9uIkgKG0dldE1hcmtldHBsYWNlU2tpbGxSZXNwb25zZRIpCgVza2lsbBgBIAEoCzIaLmFnZW50LnYxLk1hcmtldHBsYWNlU2tpbGwiSAoTSW5zdGFsbFNraWxsUmVxdWVzdBIPCgJpZBgBIAEoCUID4EECEhQKB3ZlcnNpb24YAiABKAVIAIgBAUIKCghfdmVyc2lvbiJvChRJbnN0YWxsU2tpbGxSZXNwb25zZRIeCgVza2lsbBgBIAEoCzIPLmFnZW50LnYxLlNraWxsEg8KB2NyZWF0ZWQYAiABKAgSFwoKc2x1Z190YWtlbhgDIAEoCUgAiAEBQg0KC19zbHVnX3Rha2VuIlsKEEZvcmtTa2lsbFJlcXVlc3QSDwoCaWQYASABKAlCA+BBAhIRCgRzbHVnGAIgASgJSACIAQESEQoEbmFtZRgDIAEoCUgBiAEBQgcKBV9zbHVnQgcKBV9uYW1lInIKEUZvcmtTa2lsbFJlc3BvbnNlEh4KBXNraWxsGAEgASgLMg8uYWdlbnQudjEuU2tpbGwSFQoNdGVybXNfdmVyc2lvbhgCIAEoCRIXCgpzbHVnX3Rha2VuGAMgASgJSACIAQFCDQoLX3NsdWdfdGFrZW4i6gIKBlJlcG9ydBIKCgJpZBgBIAEoCRIQCghza2lsbF9pZBgCIAEoCRImCgZyZWFzb24YAyABKA4yFi5hZ2VudC52MS5SZXBvcnRSZWFzb24SFAoHbWVzc2FnZRgEIAEoCUgAiAEBEiYKBnN0YXR1cxgFIAEoDjIWLmFnZW50LnYxLlJlcG9ydFN0YXR1cxISCgpjcmVhdGVkX2F0GAYgASgJEhgKC3Jlc29sdmVkX2F0GAcgASgJSAGIAQESHwoScmVwb3J0ZXJfd29ya3NwYWNlGAggASgJSAKIAQESGAoLcmVzb2x2ZWRfYnkYCSABKAlIA4gBARIcCg9yZXNvbHV0aW9uX25vdGUYCiABKAlIBIgBAUIKCghfbWVzc2FnZUIOCgxfcmVzb2x2ZWRfYXRCFQoTX3JlcG9ydGVyX3dvcmtzcGFjZUIOCgxfcmVzb2x2ZWRfYnlCEgoQX3Jlc29sdXRpb25fbm90ZSJ0ChJSZXBvcnRTa2lsbFJlcXVlc3QSDwoCaWQYASABKAlCA+BBAhIrCgZyZWFzb24YAiABKA4yFi5hZ2VudC52MS5SZXBvcnRSZWFzb25CA+BBAhIUCgdtZXNzYWdlGAMgASgJSACIAQFCCgoIX21lc3NhZ2UiSAoTUmVwb3J0U2tpbGxSZXNwb25zZRIgCgZyZXBvcnQYASABKAsyEC5hZ2VudC52MS5SZXBvcnQSDwoHY3JlYXRlZBgCIAEoCCKXAgoGQXBwZWFsEgoKAmlkGAEgASgJEhAKCHNraWxsX2lkGAIgASgJEg8KB21lc3NhZ2UYAyABKAkSJgoGc3RhdHVzGAQgASgOMhYuYWdlbnQudjEuQXBwZWFsU3RhdHVzEhIKCmNyZWF0ZWRfYXQYBSABKAkSFwoKZGVjaWRlZF9hdBgGIAEoCUgAiAEBEhoKDWRlY2lzaW9uX25vdGUYByABKAlIAYgBARIWCgl3b3Jrc3BhY2UYCCABKAlIAogBARIXCgpkZWNpZGVkX2J5GAkgASgJSAOIAQFCDQoLX2RlY2lkZWRfYXRCEAoOX2RlY2lzaW9uX25vdGVCDAoKX3dvcmtzcGFjZUINCgtfZGVjaWRlZF9ieSI+ChVBcHBlYWxUYWtlZG93blJlcXVlc3QSDwoCaWQYASABKAlCA+BBAhIUCgdtZXNzYWdlGAIgASgJQgPgQQIiOgoWQXBwZWFsVGFrZWRvd25SZXNwb25zZRIgCgZhcHBlYWwYASABKAsyEC5hZ2VudC52MS5BcHBlYWwiHAoaR2V0TWFya2V0cGxhY2VUZXJtc1JlcXVlc3QiPwobR2V0TWFya2V0cGxhY2VUZXJtc1Jlc3BvbnNlEg8KB3ZlcnNpb24YASABKAkSDwoHY29udGVudBgCIAEoCSprCg9NYXJrZXRwbGFjZVNvcnQSIAocTUFSS0VUUExBQ0VfU09SVF9VTlNQRUNJRklFRBAAEhwKGE1BUktFVFBMQUNFX1NPUlRfUE9QVUxBUhABEhgKFE1BUktFVFBMQUNFX1NPUlRfTkVXEAIqggEKDVZlcnNpb25SZXZpZXcSHgoaVkVSU0lPTl9SRVZJRVdfVU5TUEVDSUZJRUQQABIcChhWRVJTSU9OX1JFVklFV19QVUJMSVNIRUQQARIXChNWRVJTSU9OX1JFVklFV19IRUxEEAISGgoWVkVSU0lPTl9SRVZJRVdfQ0xFQVJFRBADKtIBCgxSZXBvcnRSZWFzb24SHQoZUkVQT1JUX1JFQVNPTl9VTlNQRUNJRklFRBAAEhYKElJFUE9SVF9SRUFTT05fU1BBTRABEhkKFVJFUE9SVF9SRUFTT05fTUFMV0FSRRACEhsKF1JFUE9SVF9SRUFTT05fQ09QWVJJR0hUEAMSGQoVUkVQT1JUX1JFQVNPTl9JTExFR0FMEAQSHwobUkVQT1JUX1JFQVNPTl9JTVBFUlNPTkFUSU9OEAUSFwoTUkVQT1JUX1JFQVNPTl9PVEhFUhAGKn4KDFJlcG9ydFN0YXR1cxIdChlSRVBPUlRfU1RBVFVTX1VOU1BFQ0lGSUVEEAASFgoSUkVQT1JUX1NUQVRVU19PUEVOEAESGgoWUkVQT1JUX1NUQVRVU19BQ1RJT05FRBACEhsKF1JFUE9SVF9TVEFUVVNfRElTTUlTU0VEEAMqfQoMQXBwZWFsU3RhdHVzEh0KGUFQUEVBTF9TVEFUVVNfVU5TUEVDSUZJRUQQABIZChVBUFBFQUxfU1RBVFVTX1BFTkRJTkcQARIZChVBUFBFQUxfU1RBVFVTX0dSQU5URUQQAhIYChRBUFBFQUxfU1RBVFVTX0RFTklFRBADMuwMChJNYXJrZXRwbGFjZVNlcnZpY2UStwEKEVNlYXJjaE1hcmtldHBsYWNlEiIuYWdlbnQudjEuU2VhcmNoTWFya2V0cGxhY2VSZXF1ZXN0GiMuYWdlbnQudjEuU2VhcmNoTWFya2V0cGxhY2VSZXNwb25zZSJZgoAZEm1hcmtldHBsYWNlX3NlYXJjaIqAGRRNQVJLRVRQTEFDRV9ESVNBQkxFRILT5JMCJToBKiIgL2FwaS92MS9hZ2VudC9tYXJrZXRwbGFjZS9zZWFyY2gSxAEKE0dldE1hcmtldHBsYWNlU2tpbGwSJC5hZ2VudC52MS5HZXRNYXJrZXRwbGFjZVNraWxsUmVxdWVzdBolLmFnZW50LnYxLkdldE1hcmtldHBsYWNlU2tpbGxSZXNwb25zZSJggoAZD21hcmtldHBsYWNlX2dldIqAGRRNQVJLRVRQTEFDRV9ESVNBQkxFRIqAGQlub3RfZm91bmSC0+STAiI6ASoiHS9hcGkvdjEvYWdlbnQvbWFya2V0cGxhY2UvZ2V0EtoBChdMaXN0TWFya2V0cGxhY2VWZXJzaW9ucxIoLmFnZW50LnYxLkxpc3RNYXJrZXRwbGFjZVZlcnNpb25zUmVxdWVzdBopLmFnZW50LnYxLkxpc3RNYXJrZXRwbGFjZVZlcnNpb25zUmVzcG9uc2UiaoKAGRRtYXJrZXRwbGFjZV92ZXJzaW9uc4qAGRRNQVJLRVRQTEFDRV9ESVNBQkxFRIqAGQlub3RfZm91bmSC0+STAic6ASoiIi9hcGkvdjEvYWdlbnQvbWFya2V0cGxhY2UvdmVyc2lvbnMS7QEKDEluc3RhbGxTa2lsbBIdLmFnZW50LnYxLkluc3RhbGxTa2lsbFJlcXVlc3QaHi5hZ2VudC52MS5JbnN0YWxsU2tpbGxSZXNwb25zZSKdAYKAGRNtYXJrZXRwbGFjZV9pbnN0YWxsioAZFE1BUktFVFBMQUNFX0RJU0FCTEVEioAZCW5vdF9mb3VuZIqAGQ5WRVJTSU9OX1lBTktFRIqAGQ9xdW90YV9leGhhdXN0ZWSKgBkMY29zdF9jZWlsaW5ngtPkkwImOgEqIiEvYXBpL3YxL2FnZW50L21hcmtldHBsYWNlL2luc3RhbGwS3gEKCUZvcmtTa2lsbBIaLmFnZW50LnYxLkZvcmtTa2lsbFJlcXVlc3QaGy5hZ2VudC52MS5Gb3JrU2tpbGxSZXNwb25zZSKXAYKAGRBtYXJrZXRwbGFjZV9mb3JrioAZFE1BUktFVFBMQUNFX0RJU0FCTEVEioAZCW5vdF9mb3VuZIqAGQ5hbHJlYWR5X2V4aXN0c4qAGQ9xdW90YV9leGhhdXN0ZWSKgBkMY29zdF9jZWlsaW5ngtPkkwIjOgEqIh4vYXBpL3YxL2FnZW50L21hcmtldHBsYWNlL2ZvcmsSsgEKC1JlcG9ydFNraWxsEhwuYWdlbnQudjEuUmVwb3J0U2tpbGxSZXF1ZXN0Gh0uYWdlbnQudjEuUmVwb3J0U2tpbGxSZXNwb25zZSJmgoAZEm1hcmtldHBsYWNlX3JlcG9ydIqAGRRNQVJLRVRQTEFDRV9ESVNBQkxFRIqAGQlub3RfZm91bmSC0+STAiU6ASoiIC9hcGkvdjEvYWdlbnQvbWFya2V0cGxhY2UvcmVwb3J0EsgBCg5BcHBlYWxUYWtlZG93bhIfLmFnZW50LnYxLkFwcGVhbFRha2Vkb3duUmVxdWVzdBogLmFnZW50LnYxLkFwcGVhbFRha2Vkb3duUmVzcG9uc2Uic4KAGQxza2lsbF9hcHBlYWyKgBkUTUFSS0VUUExBQ0VfRElTQUJMRUSKgBkJbm90X2ZvdW5kioAZD0FQUEVBTF9DT05GTElDVILT5JMCJToBKiIgL2FwaS92MS9hZ2VudC9tYXJrZXRwbGFjZS9hcHBlYWwSpgEKE0dldE1hcmtldHBsYWNlVGVybXMSJC5hZ2VudC52MS5HZXRNYXJrZXRwbGFjZVRlcm1zUmVxdWVzdBolLmFnZW50LnYxLkdldE1hcmtldHBsYWNlVGVybXNSZXNwb25zZSJCioAZFE1BUktFVFBMQUNFX0RJU0FCTEVEgtPkkwIkOgEqIh8vYXBpL3YxL2FnZW50L21hcmtldHBsYWNlL3Rlcm1zQk8KFWRldi5hZ2VudG1lbS5hZ2VudC52MVABWiBhZ2VudG1lbS9nZW4vZ28vYWdlbnQvdjE7YWdlbnR2MaoCEUFnZW50TWVtLkFnZW50LlYxYgZwcm90bzM", [file_agent_v1_errors, file_agent_v1_mcp, file_google_api_annotations, file_google_api_field_behavior, file_google_protobuf_struct, file_agent_v1_skill]);
 
 /**
  * A public skill in search results.
@@ -90,6 +91,20 @@ export type MarketplaceSkillSummary = Message<"agent.v1.MarketplaceSkillSummary"
    * @generated from field: string published_at = 11;
    */
   publishedAt: string;
+
+  /**
+   * The author handle is verified by an admin.
+   *
+   * @generated from field: bool verified = 12;
+   */
+  verified: boolean;
+
+  /**
+   * Safety findings (warnings) of the published version.
+   *
+   * @generated from field: int32 findings = 13;
+   */
+  findings: number;
 };
 
 /**
@@ -230,6 +245,49 @@ export type MarketplaceSkill = Message<"agent.v1.MarketplaceSkill"> & {
    * @generated from field: bool deprecated = 22;
    */
   deprecated: boolean;
+
+  /**
+   * SHA-256 of this version's canonical form, hex (docs/reference/skill-digest.md).
+   *
+   * @generated from field: string digest = 23;
+   */
+  digest: string;
+
+  /**
+   * The safety scan's findings of this version.
+   *
+   * @generated from field: repeated agent.v1.ScanFinding findings = 24;
+   */
+  findings: ScanFinding[];
+
+  /**
+   * Present when this version is yanked.
+   *
+   * @generated from field: optional agent.v1.Yank yanked = 25;
+   */
+  yanked?: Yank | undefined;
+
+  /**
+   * The author handle is verified by an admin.
+   *
+   * @generated from field: bool verified = 26;
+   */
+  verified: boolean;
+
+  /**
+   * The newest good published version.
+   *
+   * @generated from field: int32 latest_version = 27;
+   */
+  latestVersion: number;
+
+  /**
+   * Frontmatter keys outside the Agent Skills specification (with the fields above,
+   * what export writes and the digest covers).
+   *
+   * @generated from field: google.protobuf.Struct extra_frontmatter = 28;
+   */
+  extraFrontmatter?: JsonObject | undefined;
 };
 
 /**
@@ -238,6 +296,92 @@ export type MarketplaceSkill = Message<"agent.v1.MarketplaceSkill"> & {
  */
 export const MarketplaceSkillSchema: GenMessage<MarketplaceSkill> = /*@__PURE__*/
   messageDesc(file_agent_v1_marketplace, 1);
+
+/**
+ * One published version of a marketplace skill. Its content never changes.
+ *
+ * @generated from message agent.v1.MarketplaceVersion
+ */
+export type MarketplaceVersion = Message<"agent.v1.MarketplaceVersion"> & {
+  /**
+   * @generated from field: int32 version = 1;
+   */
+  version: number;
+
+  /**
+   * SHA-256 of the version's canonical form, hex.
+   *
+   * @generated from field: string digest = 2;
+   */
+  digest: string;
+
+  /**
+   * ISO 8601 UTC timestamp.
+   *
+   * @generated from field: string published_at = 3;
+   */
+  publishedAt: string;
+
+  /**
+   * @generated from field: agent.v1.VersionReview review = 4;
+   */
+  review: VersionReview;
+
+  /**
+   * @generated from field: repeated agent.v1.ScanFinding findings = 5;
+   */
+  findings: ScanFinding[];
+
+  /**
+   * @generated from field: optional agent.v1.Yank yanked = 6;
+   */
+  yanked?: Yank | undefined;
+};
+
+/**
+ * Describes the message agent.v1.MarketplaceVersion.
+ * Use `create(MarketplaceVersionSchema)` to create a new message.
+ */
+export const MarketplaceVersionSchema: GenMessage<MarketplaceVersion> = /*@__PURE__*/
+  messageDesc(file_agent_v1_marketplace, 2);
+
+/**
+ * @generated from message agent.v1.ListMarketplaceVersionsRequest
+ */
+export type ListMarketplaceVersionsRequest = Message<"agent.v1.ListMarketplaceVersionsRequest"> & {
+  /**
+   * The public skill's id.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message agent.v1.ListMarketplaceVersionsRequest.
+ * Use `create(ListMarketplaceVersionsRequestSchema)` to create a new message.
+ */
+export const ListMarketplaceVersionsRequestSchema: GenMessage<ListMarketplaceVersionsRequest> = /*@__PURE__*/
+  messageDesc(file_agent_v1_marketplace, 3);
+
+/**
+ * @generated from message agent.v1.ListMarketplaceVersionsResponse
+ */
+export type ListMarketplaceVersionsResponse = Message<"agent.v1.ListMarketplaceVersionsResponse"> & {
+  /**
+   * Newest first.
+   *
+   * @generated from field: repeated agent.v1.MarketplaceVersion versions = 1;
+   */
+  versions: MarketplaceVersion[];
+};
+
+/**
+ * Describes the message agent.v1.ListMarketplaceVersionsResponse.
+ * Use `create(ListMarketplaceVersionsResponseSchema)` to create a new message.
+ */
+export const ListMarketplaceVersionsResponseSchema: GenMessage<ListMarketplaceVersionsResponse> = /*@__PURE__*/
+  messageDesc(file_agent_v1_marketplace, 4);
 
 /**
  * @generated from message agent.v1.SearchMarketplaceRequest
@@ -277,6 +421,13 @@ export type SearchMarketplaceRequest = Message<"agent.v1.SearchMarketplaceReques
    * @generated from field: string page_token = 5;
    */
   pageToken: string;
+
+  /**
+   * Only skills of verified authors.
+   *
+   * @generated from field: bool verified_only = 6;
+   */
+  verifiedOnly: boolean;
 };
 
 /**
@@ -284,7 +435,7 @@ export type SearchMarketplaceRequest = Message<"agent.v1.SearchMarketplaceReques
  * Use `create(SearchMarketplaceRequestSchema)` to create a new message.
  */
 export const SearchMarketplaceRequestSchema: GenMessage<SearchMarketplaceRequest> = /*@__PURE__*/
-  messageDesc(file_agent_v1_marketplace, 2);
+  messageDesc(file_agent_v1_marketplace, 5);
 
 /**
  * @generated from message agent.v1.SearchMarketplaceResponse
@@ -315,7 +466,7 @@ export type SearchMarketplaceResponse = Message<"agent.v1.SearchMarketplaceRespo
  * Use `create(SearchMarketplaceResponseSchema)` to create a new message.
  */
 export const SearchMarketplaceResponseSchema: GenMessage<SearchMarketplaceResponse> = /*@__PURE__*/
-  messageDesc(file_agent_v1_marketplace, 3);
+  messageDesc(file_agent_v1_marketplace, 6);
 
 /**
  * Names a public skill by id, or by slug and `authorHandle` (matched without regard to case: both are
@@ -344,6 +495,13 @@ export type GetMarketplaceSkillRequest = Message<"agent.v1.GetMarketplaceSkillRe
    * @generated from field: optional string author_handle = 3;
    */
   authorHandle?: string | undefined;
+
+  /**
+   * A published version; the newest good one when absent.
+   *
+   * @generated from field: optional int32 version = 4;
+   */
+  version?: number | undefined;
 };
 
 /**
@@ -351,7 +509,7 @@ export type GetMarketplaceSkillRequest = Message<"agent.v1.GetMarketplaceSkillRe
  * Use `create(GetMarketplaceSkillRequestSchema)` to create a new message.
  */
 export const GetMarketplaceSkillRequestSchema: GenMessage<GetMarketplaceSkillRequest> = /*@__PURE__*/
-  messageDesc(file_agent_v1_marketplace, 4);
+  messageDesc(file_agent_v1_marketplace, 7);
 
 /**
  * @generated from message agent.v1.GetMarketplaceSkillResponse
@@ -368,7 +526,7 @@ export type GetMarketplaceSkillResponse = Message<"agent.v1.GetMarketplaceSkillR
  * Use `create(GetMarketplaceSkillResponseSchema)` to create a new message.
  */
 export const GetMarketplaceSkillResponseSchema: GenMessage<GetMarketplaceSkillResponse> = /*@__PURE__*/
-  messageDesc(file_agent_v1_marketplace, 5);
+  messageDesc(file_agent_v1_marketplace, 8);
 
 /**
  * @generated from message agent.v1.InstallSkillRequest
@@ -380,6 +538,13 @@ export type InstallSkillRequest = Message<"agent.v1.InstallSkillRequest"> & {
    * @generated from field: string id = 1;
    */
   id: string;
+
+  /**
+   * The published version to install; the newest good one when absent.
+   *
+   * @generated from field: optional int32 version = 2;
+   */
+  version?: number | undefined;
 };
 
 /**
@@ -387,7 +552,7 @@ export type InstallSkillRequest = Message<"agent.v1.InstallSkillRequest"> & {
  * Use `create(InstallSkillRequestSchema)` to create a new message.
  */
 export const InstallSkillRequestSchema: GenMessage<InstallSkillRequest> = /*@__PURE__*/
-  messageDesc(file_agent_v1_marketplace, 6);
+  messageDesc(file_agent_v1_marketplace, 9);
 
 /**
  * @generated from message agent.v1.InstallSkillResponse
@@ -406,6 +571,13 @@ export type InstallSkillResponse = Message<"agent.v1.InstallSkillResponse"> & {
    * @generated from field: bool created = 2;
    */
   created: boolean;
+
+  /**
+   * Present when the skill's slug was taken in your workspace: that slug (the copy got skill.slug).
+   *
+   * @generated from field: optional string slug_taken = 3;
+   */
+  slugTaken?: string | undefined;
 };
 
 /**
@@ -413,7 +585,7 @@ export type InstallSkillResponse = Message<"agent.v1.InstallSkillResponse"> & {
  * Use `create(InstallSkillResponseSchema)` to create a new message.
  */
 export const InstallSkillResponseSchema: GenMessage<InstallSkillResponse> = /*@__PURE__*/
-  messageDesc(file_agent_v1_marketplace, 7);
+  messageDesc(file_agent_v1_marketplace, 10);
 
 /**
  * @generated from message agent.v1.ForkSkillRequest
@@ -446,7 +618,7 @@ export type ForkSkillRequest = Message<"agent.v1.ForkSkillRequest"> & {
  * Use `create(ForkSkillRequestSchema)` to create a new message.
  */
 export const ForkSkillRequestSchema: GenMessage<ForkSkillRequest> = /*@__PURE__*/
-  messageDesc(file_agent_v1_marketplace, 8);
+  messageDesc(file_agent_v1_marketplace, 11);
 
 /**
  * @generated from message agent.v1.ForkSkillResponse
@@ -465,6 +637,13 @@ export type ForkSkillResponse = Message<"agent.v1.ForkSkillResponse"> & {
    * @generated from field: string terms_version = 2;
    */
   termsVersion: string;
+
+  /**
+   * Present when no slug was given and the original's was taken in your workspace: that slug.
+   *
+   * @generated from field: optional string slug_taken = 3;
+   */
+  slugTaken?: string | undefined;
 };
 
 /**
@@ -472,7 +651,7 @@ export type ForkSkillResponse = Message<"agent.v1.ForkSkillResponse"> & {
  * Use `create(ForkSkillResponseSchema)` to create a new message.
  */
 export const ForkSkillResponseSchema: GenMessage<ForkSkillResponse> = /*@__PURE__*/
-  messageDesc(file_agent_v1_marketplace, 9);
+  messageDesc(file_agent_v1_marketplace, 12);
 
 /**
  * A report of a public skill.
@@ -544,7 +723,7 @@ export type Report = Message<"agent.v1.Report"> & {
  * Use `create(ReportSchema)` to create a new message.
  */
 export const ReportSchema: GenMessage<Report> = /*@__PURE__*/
-  messageDesc(file_agent_v1_marketplace, 10);
+  messageDesc(file_agent_v1_marketplace, 13);
 
 /**
  * @generated from message agent.v1.ReportSkillRequest
@@ -575,7 +754,7 @@ export type ReportSkillRequest = Message<"agent.v1.ReportSkillRequest"> & {
  * Use `create(ReportSkillRequestSchema)` to create a new message.
  */
 export const ReportSkillRequestSchema: GenMessage<ReportSkillRequest> = /*@__PURE__*/
-  messageDesc(file_agent_v1_marketplace, 11);
+  messageDesc(file_agent_v1_marketplace, 14);
 
 /**
  * @generated from message agent.v1.ReportSkillResponse
@@ -599,7 +778,7 @@ export type ReportSkillResponse = Message<"agent.v1.ReportSkillResponse"> & {
  * Use `create(ReportSkillResponseSchema)` to create a new message.
  */
 export const ReportSkillResponseSchema: GenMessage<ReportSkillResponse> = /*@__PURE__*/
-  messageDesc(file_agent_v1_marketplace, 12);
+  messageDesc(file_agent_v1_marketplace, 15);
 
 /**
  * An owner's request to review a takedown.
@@ -668,7 +847,7 @@ export type Appeal = Message<"agent.v1.Appeal"> & {
  * Use `create(AppealSchema)` to create a new message.
  */
 export const AppealSchema: GenMessage<Appeal> = /*@__PURE__*/
-  messageDesc(file_agent_v1_marketplace, 13);
+  messageDesc(file_agent_v1_marketplace, 16);
 
 /**
  * @generated from message agent.v1.AppealTakedownRequest
@@ -694,7 +873,7 @@ export type AppealTakedownRequest = Message<"agent.v1.AppealTakedownRequest"> & 
  * Use `create(AppealTakedownRequestSchema)` to create a new message.
  */
 export const AppealTakedownRequestSchema: GenMessage<AppealTakedownRequest> = /*@__PURE__*/
-  messageDesc(file_agent_v1_marketplace, 14);
+  messageDesc(file_agent_v1_marketplace, 17);
 
 /**
  * @generated from message agent.v1.AppealTakedownResponse
@@ -711,7 +890,7 @@ export type AppealTakedownResponse = Message<"agent.v1.AppealTakedownResponse"> 
  * Use `create(AppealTakedownResponseSchema)` to create a new message.
  */
 export const AppealTakedownResponseSchema: GenMessage<AppealTakedownResponse> = /*@__PURE__*/
-  messageDesc(file_agent_v1_marketplace, 15);
+  messageDesc(file_agent_v1_marketplace, 18);
 
 /**
  * @generated from message agent.v1.GetMarketplaceTermsRequest
@@ -724,7 +903,7 @@ export type GetMarketplaceTermsRequest = Message<"agent.v1.GetMarketplaceTermsRe
  * Use `create(GetMarketplaceTermsRequestSchema)` to create a new message.
  */
 export const GetMarketplaceTermsRequestSchema: GenMessage<GetMarketplaceTermsRequest> = /*@__PURE__*/
-  messageDesc(file_agent_v1_marketplace, 16);
+  messageDesc(file_agent_v1_marketplace, 19);
 
 /**
  * @generated from message agent.v1.GetMarketplaceTermsResponse
@@ -750,7 +929,7 @@ export type GetMarketplaceTermsResponse = Message<"agent.v1.GetMarketplaceTermsR
  * Use `create(GetMarketplaceTermsResponseSchema)` to create a new message.
  */
 export const GetMarketplaceTermsResponseSchema: GenMessage<GetMarketplaceTermsResponse> = /*@__PURE__*/
-  messageDesc(file_agent_v1_marketplace, 17);
+  messageDesc(file_agent_v1_marketplace, 20);
 
 /**
  * How marketplace search orders skills when no query is given.
@@ -785,6 +964,45 @@ export enum MarketplaceSort {
  */
 export const MarketplaceSortSchema: GenEnum<MarketplaceSort> = /*@__PURE__*/
   enumDesc(file_agent_v1_marketplace, 0);
+
+/**
+ * Where a published version stands after the safety scan.
+ *
+ * @generated from enum agent.v1.VersionReview
+ */
+export enum VersionReview {
+  /**
+   * @generated from enum value: VERSION_REVIEW_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Published (no critical finding).
+   *
+   * @generated from enum value: VERSION_REVIEW_PUBLISHED = 1;
+   */
+  PUBLISHED = 1,
+
+  /**
+   * A critical finding holds it out of the marketplace until an admin clears it.
+   *
+   * @generated from enum value: VERSION_REVIEW_HELD = 2;
+   */
+  HELD = 2,
+
+  /**
+   * Held, then cleared by an admin: published.
+   *
+   * @generated from enum value: VERSION_REVIEW_CLEARED = 3;
+   */
+  CLEARED = 3,
+}
+
+/**
+ * Describes the enum agent.v1.VersionReview.
+ */
+export const VersionReviewSchema: GenEnum<VersionReview> = /*@__PURE__*/
+  enumDesc(file_agent_v1_marketplace, 1);
 
 /**
  * Why a skill is reported.
@@ -834,7 +1052,7 @@ export enum ReportReason {
  * Describes the enum agent.v1.ReportReason.
  */
 export const ReportReasonSchema: GenEnum<ReportReason> = /*@__PURE__*/
-  enumDesc(file_agent_v1_marketplace, 1);
+  enumDesc(file_agent_v1_marketplace, 2);
 
 /**
  * Where a report stands.
@@ -871,7 +1089,7 @@ export enum ReportStatus {
  * Describes the enum agent.v1.ReportStatus.
  */
 export const ReportStatusSchema: GenEnum<ReportStatus> = /*@__PURE__*/
-  enumDesc(file_agent_v1_marketplace, 2);
+  enumDesc(file_agent_v1_marketplace, 3);
 
 /**
  * Where an appeal stands.
@@ -908,7 +1126,7 @@ export enum AppealStatus {
  * Describes the enum agent.v1.AppealStatus.
  */
 export const AppealStatusSchema: GenEnum<AppealStatus> = /*@__PURE__*/
-  enumDesc(file_agent_v1_marketplace, 3);
+  enumDesc(file_agent_v1_marketplace, 4);
 
 /**
  * The public skills marketplace: skills that authors of every workspace have
@@ -945,9 +1163,24 @@ export const MarketplaceService: GenService<{
     output: typeof GetMarketplaceSkillResponseSchema;
   },
   /**
+   * Lists a public skill's published versions, newest first: digest, safety
+   * findings, yanks. Versions held for review are listed to their author only.
+   *
+   * @generated from rpc agent.v1.MarketplaceService.ListMarketplaceVersions
+   */
+  listMarketplaceVersions: {
+    methodKind: "unary";
+    input: typeof ListMarketplaceVersionsRequestSchema;
+    output: typeof ListMarketplaceVersionsResponseSchema;
+  },
+  /**
    * Installs a public skill into your workspace as a private, read-only copy
-   * (source installed). Installing it again updates the copy to the latest
-   * published version instead of making a second one.
+   * (source installed), pinned to the newest good published version or the one
+   * named: the copy never changes when the author publishes again (see
+   * skills/upgrade). Installing it again moves the copy to that version instead
+   * of making a second one. A yanked version fails with VERSION_YANKED. When the
+   * skill's slug is taken in your workspace the copy gets a free one (slug-2, ...)
+   * and slug_taken says so.
    *
    * @generated from rpc agent.v1.MarketplaceService.InstallSkill
    */
@@ -961,6 +1194,9 @@ export const MarketplaceService: GenService<{
    * under your author handle, with the original's licence and an immutable
    * `forkOf` and lineage. A fork can be updated but never unpublished, deprecated
    * or relicensed (COPYLEFT_LOCKED). Accepts the marketplace terms in force.
+   * Without a slug, when the original's is taken in your workspace, the fork gets
+   * a free one (slug-2, ...) and slug_taken says so; a slug given and taken fails
+   * with already_exists.
    *
    * @generated from rpc agent.v1.MarketplaceService.ForkSkill
    */

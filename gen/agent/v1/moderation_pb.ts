@@ -7,15 +7,17 @@ import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf
 import { file_agent_v1_errors } from "./errors_pb.js";
 import { file_google_api_annotations } from "../../google/api/annotations_pb.js";
 import { file_google_api_field_behavior } from "../../google/api/field_behavior_pb.js";
-import type { Appeal, AppealStatus, Report, ReportReason, ReportStatus } from "./marketplace_pb.js";
+import type { Appeal, AppealStatus, MarketplaceVersion, Report, ReportReason, ReportStatus } from "./marketplace_pb.js";
 import { file_agent_v1_marketplace } from "./marketplace_pb.js";
+import type { Yank } from "./skill_pb.js";
+import { file_agent_v1_skill } from "./skill_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file agent/v1/moderation.proto.
  */
 export const file_agent_v1_moderation: GenFile = /*@__PURE__*/
-  fileDesc("ChlhZ2VudC92MS9tb2RlcmF0aW9uLnByb3RvEghhZ2VudC52MSKIAQoSTGlzdFJlcG9ydHNSZXF1ZXN0EiYKBnN0YXR1cxgBIAEoDjIWLmFnZW50LnYxLlJlcG9ydFN0YXR1cxIQCghza2lsbF9pZBgCIAEoCRIWCglwYWdlX3NpemUYAyABKAVIAIgBARISCgpwYWdlX3Rva2VuGAQgASgJQgwKCl9wYWdlX3NpemUiagoTTGlzdFJlcG9ydHNSZXNwb25zZRIhCgdyZXBvcnRzGAEgAygLMhAuYWdlbnQudjEuUmVwb3J0EhwKD25leHRfcGFnZV90b2tlbhgCIAEoCUgAiAEBQhIKEF9uZXh0X3BhZ2VfdG9rZW4idgoSTGlzdEFwcGVhbHNSZXF1ZXN0EiYKBnN0YXR1cxgBIAEoDjIWLmFnZW50LnYxLkFwcGVhbFN0YXR1cxIWCglwYWdlX3NpemUYAiABKAVIAIgBARISCgpwYWdlX3Rva2VuGAMgASgJQgwKCl9wYWdlX3NpemUiagoTTGlzdEFwcGVhbHNSZXNwb25zZRIhCgdhcHBlYWxzGAEgAygLMhAuYWdlbnQudjEuQXBwZWFsEhwKD25leHRfcGFnZV90b2tlbhgCIAEoCUgAiAEBQhIKEF9uZXh0X3BhZ2VfdG9rZW4idgoUVGFrZWRvd25Ta2lsbFJlcXVlc3QSDwoCaWQYASABKAlCA+BBAhIrCgZyZWFzb24YAiABKA4yFi5hZ2VudC52MS5SZXBvcnRSZWFzb25CA+BBAhIUCgdkZXRhaWxzGAMgASgJSACIAQFCCgoIX2RldGFpbHMigwIKEE1vZGVyYXRpb25BY3Rpb24SCgoCaWQYASABKAkSDgoGYWN0aW9uGAIgASgJEhAKCHNraWxsX2lkGAMgASgJEhYKCXJlcG9ydF9pZBgEIAEoCUgAiAEBEhYKCWFwcGVhbF9pZBgFIAEoCUgBiAEBEisKBnJlYXNvbhgGIAEoDjIWLmFnZW50LnYxLlJlcG9ydFJlYXNvbkgCiAEBEhEKBG5vdGUYByABKAlIA4gBARINCgVhY3RvchgIIAEoCRISCgpjcmVhdGVkX2F0GAkgASgJQgwKCl9yZXBvcnRfaWRCDAoKX2FwcGVhbF9pZEIJCgdfcmVhc29uQgcKBV9ub3RlIoEBChVUYWtlZG93blNraWxsUmVzcG9uc2USKgoGYWN0aW9uGAEgASgLMhouYWdlbnQudjEuTW9kZXJhdGlvbkFjdGlvbhIYChByZXBvcnRzX3Jlc29sdmVkGAIgASgFEhUKCGVtYWlsX2lkGAMgASgJSACIAQFCCwoJX2VtYWlsX2lkIkMKFERpc21pc3NSZXBvcnRSZXF1ZXN0Eg8KAmlkGAEgASgJQgPgQQISEQoEbm90ZRgCIAEoCUgAiAEBQgcKBV9ub3RlIjkKFURpc21pc3NSZXBvcnRSZXNwb25zZRIgCgZyZXBvcnQYASABKAsyEC5hZ2VudC52MS5SZXBvcnQiQQoSR3JhbnRBcHBlYWxSZXF1ZXN0Eg8KAmlkGAEgASgJQgPgQQISEQoEbm90ZRgCIAEoCUgAiAEBQgcKBV9ub3RlIlsKE0dyYW50QXBwZWFsUmVzcG9uc2USIAoGYXBwZWFsGAEgASgLMhAuYWdlbnQudjEuQXBwZWFsEhUKCGVtYWlsX2lkGAIgASgJSACIAQFCCwoJX2VtYWlsX2lkIkAKEURlbnlBcHBlYWxSZXF1ZXN0Eg8KAmlkGAEgASgJQgPgQQISEQoEbm90ZRgCIAEoCUgAiAEBQgcKBV9ub3RlIloKEkRlbnlBcHBlYWxSZXNwb25zZRIgCgZhcHBlYWwYASABKAsyEC5hZ2VudC52MS5BcHBlYWwSFQoIZW1haWxfaWQYAiABKAlIAIgBAUILCglfZW1haWxfaWQiGwoZR2V0TW9kZXJhdGlvblN0YXRzUmVxdWVzdCJRCgxSZXBvcnRDb3VudHMSDgoGcmVhc29uGAEgASgJEgwKBG9wZW4YAiABKAUSEAoIYWN0aW9uZWQYAyABKAUSEQoJZGlzbWlzc2VkGAQgASgFIsICChpHZXRNb2RlcmF0aW9uU3RhdHNSZXNwb25zZRInCgdyZXBvcnRzGAEgAygLMhYuYWdlbnQudjEuUmVwb3J0Q291bnRzEhEKCXRha2Vkb3ducxgCIAEoBRIXCg9hcHBlYWxzX3BlbmRpbmcYAyABKAUSFwoPYXBwZWFsc19ncmFudGVkGAQgASgFEhYKDmFwcGVhbHNfZGVuaWVkGAUgASgFEisKHm1lZGlhbl9yZXBvcnRfZGVjaXNpb25fc2Vjb25kcxgGIAEoAUgAiAEBEisKHm1lZGlhbl9hcHBlYWxfZGVjaXNpb25fc2Vjb25kcxgHIAEoAUgBiAEBQiEKH19tZWRpYW5fcmVwb3J0X2RlY2lzaW9uX3NlY29uZHNCIQofX21lZGlhbl9hcHBlYWxfZGVjaXNpb25fc2Vjb25kcyJqChxMaXN0TW9kZXJhdGlvbkFjdGlvbnNSZXF1ZXN0EhAKCHNraWxsX2lkGAEgASgJEhYKCXBhZ2Vfc2l6ZRgCIAEoBUgAiAEBEhIKCnBhZ2VfdG9rZW4YAyABKAlCDAoKX3BhZ2Vfc2l6ZSJ+Ch1MaXN0TW9kZXJhdGlvbkFjdGlvbnNSZXNwb25zZRIrCgdhY3Rpb25zGAEgAygLMhouYWdlbnQudjEuTW9kZXJhdGlvbkFjdGlvbhIcCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAlIAIgBAUISChBfbmV4dF9wYWdlX3Rva2VuIqcCCgVFbWFpbBIKCgJpZBgBIAEoCRIKCgJ0bxgCIAEoCRIPCgdzdWJqZWN0GAMgASgJEgwKBGJvZHkYBCABKAkSDAoEa2luZBgFIAEoCRIQCghza2lsbF9pZBgGIAEoCRIlCgZzdGF0dXMYByABKA4yFS5hZ2VudC52MS5FbWFpbFN0YXR1cxIQCghhdHRlbXB0cxgIIAEoBRIXCgpsYXN0X2Vycm9yGAkgASgJSACIAQESEgoKY3JlYXRlZF9hdBgKIAEoCRIUCgdzZW50X2F0GAsgASgJSAGIAQESHAoPbmV4dF9hdHRlbXB0X2F0GAwgASgJSAKIAQFCDQoLX2xhc3RfZXJyb3JCCgoIX3NlbnRfYXRCEgoQX25leHRfYXR0ZW1wdF9hdCJ0ChFMaXN0RW1haWxzUmVxdWVzdBIlCgZzdGF0dXMYASABKA4yFS5hZ2VudC52MS5FbWFpbFN0YXR1cxIWCglwYWdlX3NpemUYAiABKAVIAIgBARISCgpwYWdlX3Rva2VuGAMgASgJQgwKCl9wYWdlX3NpemUiZwoSTGlzdEVtYWlsc1Jlc3BvbnNlEh8KBmVtYWlscxgBIAMoCzIPLmFnZW50LnYxLkVtYWlsEhwKD25leHRfcGFnZV90b2tlbhgCIAEoCUgAiAEBQhIKEF9uZXh0X3BhZ2VfdG9rZW4qdAoLRW1haWxTdGF0dXMSHAoYRU1BSUxfU1RBVFVTX1VOU1BFQ0lGSUVEEAASFwoTRU1BSUxfU1RBVFVTX1VOU0VOVBABEhUKEUVNQUlMX1NUQVRVU19TRU5UEAISFwoTRU1BSUxfU1RBVFVTX0ZBSUxFRBADMocKChFNb2RlcmF0aW9uU2VydmljZRJ1CgtMaXN0UmVwb3J0cxIcLmFnZW50LnYxLkxpc3RSZXBvcnRzUmVxdWVzdBodLmFnZW50LnYxLkxpc3RSZXBvcnRzUmVzcG9uc2UiKYLT5JMCIxIhL2FwaS92MS9hZG1pbi9tYXJrZXRwbGFjZS9yZXBvcnRzEnUKC0xpc3RBcHBlYWxzEhwuYWdlbnQudjEuTGlzdEFwcGVhbHNSZXF1ZXN0Gh0uYWdlbnQudjEuTGlzdEFwcGVhbHNSZXNwb25zZSIpgtPkkwIjEiEvYXBpL3YxL2FkbWluL21hcmtldHBsYWNlL2FwcGVhbHMSmAEKDVRha2Vkb3duU2tpbGwSHi5hZ2VudC52MS5UYWtlZG93blNraWxsUmVxdWVzdBofLmFnZW50LnYxLlRha2Vkb3duU2tpbGxSZXNwb25zZSJGioAZCW5vdF9mb3VuZILT5JMCMzoBKiIuL2FwaS92MS9hZG1pbi9tYXJrZXRwbGFjZS9za2lsbHMve2lkfS90YWtlZG93bhKYAQoNRGlzbWlzc1JlcG9ydBIeLmFnZW50LnYxLkRpc21pc3NSZXBvcnRSZXF1ZXN0Gh8uYWdlbnQudjEuRGlzbWlzc1JlcG9ydFJlc3BvbnNlIkaKgBkJbm90X2ZvdW5kgtPkkwIzOgEqIi4vYXBpL3YxL2FkbWluL21hcmtldHBsYWNlL3JlcG9ydHMve2lkfS9kaXNtaXNzEqMBCgtHcmFudEFwcGVhbBIcLmFnZW50LnYxLkdyYW50QXBwZWFsUmVxdWVzdBodLmFnZW50LnYxLkdyYW50QXBwZWFsUmVzcG9uc2UiV4qAGQlub3RfZm91bmSKgBkPQVBQRUFMX0NPTkZMSUNUgtPkkwIxOgEqIiwvYXBpL3YxL2FkbWluL21hcmtldHBsYWNlL2FwcGVhbHMve2lkfS9ncmFudBKfAQoKRGVueUFwcGVhbBIbLmFnZW50LnYxLkRlbnlBcHBlYWxSZXF1ZXN0GhwuYWdlbnQudjEuRGVueUFwcGVhbFJlc3BvbnNlIlaKgBkJbm90X2ZvdW5kioAZD0FQUEVBTF9DT05GTElDVILT5JMCMDoBKiIrL2FwaS92MS9hZG1pbi9tYXJrZXRwbGFjZS9hcHBlYWxzL3tpZH0vZGVueRKIAQoSR2V0TW9kZXJhdGlvblN0YXRzEiMuYWdlbnQudjEuR2V0TW9kZXJhdGlvblN0YXRzUmVxdWVzdBokLmFnZW50LnYxLkdldE1vZGVyYXRpb25TdGF0c1Jlc3BvbnNlIieC0+STAiESHy9hcGkvdjEvYWRtaW4vbWFya2V0cGxhY2Uvc3RhdHMSkwEKFUxpc3RNb2RlcmF0aW9uQWN0aW9ucxImLmFnZW50LnYxLkxpc3RNb2RlcmF0aW9uQWN0aW9uc1JlcXVlc3QaJy5hZ2VudC52MS5MaXN0TW9kZXJhdGlvbkFjdGlvbnNSZXNwb25zZSIpgtPkkwIjEiEvYXBpL3YxL2FkbWluL21hcmtldHBsYWNlL2FjdGlvbnMSZQoKTGlzdEVtYWlscxIbLmFnZW50LnYxLkxpc3RFbWFpbHNSZXF1ZXN0GhwuYWdlbnQudjEuTGlzdEVtYWlsc1Jlc3BvbnNlIhyC0+STAhYSFC9hcGkvdjEvYWRtaW4vZW1haWxzQk8KFWRldi5hZ2VudG1lbS5hZ2VudC52MVABWiBhZ2VudG1lbS9nZW4vZ28vYWdlbnQvdjE7YWdlbnR2MaoCEUFnZW50TWVtLkFnZW50LlYxYgZwcm90bzM", [file_agent_v1_errors, file_google_api_annotations, file_google_api_field_behavior, file_agent_v1_marketplace]);
+  fileDesc("ChlhZ2VudC92MS9tb2RlcmF0aW9uLnByb3RvEghhZ2VudC52MSKIAQoSTGlzdFJlcG9ydHNSZXF1ZXN0EiYKBnN0YXR1cxgBIAEoDjIWLmFnZW50LnYxLlJlcG9ydFN0YXR1cxIQCghza2lsbF9pZBgCIAEoCRIWCglwYWdlX3NpemUYAyABKAVIAIgBARISCgpwYWdlX3Rva2VuGAQgASgJQgwKCl9wYWdlX3NpemUiagoTTGlzdFJlcG9ydHNSZXNwb25zZRIhCgdyZXBvcnRzGAEgAygLMhAuYWdlbnQudjEuUmVwb3J0EhwKD25leHRfcGFnZV90b2tlbhgCIAEoCUgAiAEBQhIKEF9uZXh0X3BhZ2VfdG9rZW4idgoSTGlzdEFwcGVhbHNSZXF1ZXN0EiYKBnN0YXR1cxgBIAEoDjIWLmFnZW50LnYxLkFwcGVhbFN0YXR1cxIWCglwYWdlX3NpemUYAiABKAVIAIgBARISCgpwYWdlX3Rva2VuGAMgASgJQgwKCl9wYWdlX3NpemUiagoTTGlzdEFwcGVhbHNSZXNwb25zZRIhCgdhcHBlYWxzGAEgAygLMhAuYWdlbnQudjEuQXBwZWFsEhwKD25leHRfcGFnZV90b2tlbhgCIAEoCUgAiAEBQhIKEF9uZXh0X3BhZ2VfdG9rZW4idgoUVGFrZWRvd25Ta2lsbFJlcXVlc3QSDwoCaWQYASABKAlCA+BBAhIrCgZyZWFzb24YAiABKA4yFi5hZ2VudC52MS5SZXBvcnRSZWFzb25CA+BBAhIUCgdkZXRhaWxzGAMgASgJSACIAQFCCgoIX2RldGFpbHMipQIKEE1vZGVyYXRpb25BY3Rpb24SCgoCaWQYASABKAkSDgoGYWN0aW9uGAIgASgJEhAKCHNraWxsX2lkGAMgASgJEhYKCXJlcG9ydF9pZBgEIAEoCUgAiAEBEhYKCWFwcGVhbF9pZBgFIAEoCUgBiAEBEisKBnJlYXNvbhgGIAEoDjIWLmFnZW50LnYxLlJlcG9ydFJlYXNvbkgCiAEBEhEKBG5vdGUYByABKAlIA4gBARINCgVhY3RvchgIIAEoCRISCgpjcmVhdGVkX2F0GAkgASgJEhQKB3ZlcnNpb24YCiABKAVIBIgBAUIMCgpfcmVwb3J0X2lkQgwKCl9hcHBlYWxfaWRCCQoHX3JlYXNvbkIHCgVfbm90ZUIKCghfdmVyc2lvbiKBAQoVVGFrZWRvd25Ta2lsbFJlc3BvbnNlEioKBmFjdGlvbhgBIAEoCzIaLmFnZW50LnYxLk1vZGVyYXRpb25BY3Rpb24SGAoQcmVwb3J0c19yZXNvbHZlZBgCIAEoBRIVCghlbWFpbF9pZBgDIAEoCUgAiAEBQgsKCV9lbWFpbF9pZCJDChREaXNtaXNzUmVwb3J0UmVxdWVzdBIPCgJpZBgBIAEoCUID4EECEhEKBG5vdGUYAiABKAlIAIgBAUIHCgVfbm90ZSI5ChVEaXNtaXNzUmVwb3J0UmVzcG9uc2USIAoGcmVwb3J0GAEgASgLMhAuYWdlbnQudjEuUmVwb3J0IkEKEkdyYW50QXBwZWFsUmVxdWVzdBIPCgJpZBgBIAEoCUID4EECEhEKBG5vdGUYAiABKAlIAIgBAUIHCgVfbm90ZSJbChNHcmFudEFwcGVhbFJlc3BvbnNlEiAKBmFwcGVhbBgBIAEoCzIQLmFnZW50LnYxLkFwcGVhbBIVCghlbWFpbF9pZBgCIAEoCUgAiAEBQgsKCV9lbWFpbF9pZCJAChFEZW55QXBwZWFsUmVxdWVzdBIPCgJpZBgBIAEoCUID4EECEhEKBG5vdGUYAiABKAlIAIgBAUIHCgVfbm90ZSJaChJEZW55QXBwZWFsUmVzcG9uc2USIAoGYXBwZWFsGAEgASgLMhAuYWdlbnQudjEuQXBwZWFsEhUKCGVtYWlsX2lkGAIgASgJSACIAQFCCwoJX2VtYWlsX2lkIhsKGUdldE1vZGVyYXRpb25TdGF0c1JlcXVlc3QiUQoMUmVwb3J0Q291bnRzEg4KBnJlYXNvbhgBIAEoCRIMCgRvcGVuGAIgASgFEhAKCGFjdGlvbmVkGAMgASgFEhEKCWRpc21pc3NlZBgEIAEoBSLCAgoaR2V0TW9kZXJhdGlvblN0YXRzUmVzcG9uc2USJwoHcmVwb3J0cxgBIAMoCzIWLmFnZW50LnYxLlJlcG9ydENvdW50cxIRCgl0YWtlZG93bnMYAiABKAUSFwoPYXBwZWFsc19wZW5kaW5nGAMgASgFEhcKD2FwcGVhbHNfZ3JhbnRlZBgEIAEoBRIWCg5hcHBlYWxzX2RlbmllZBgFIAEoBRIrCh5tZWRpYW5fcmVwb3J0X2RlY2lzaW9uX3NlY29uZHMYBiABKAFIAIgBARIrCh5tZWRpYW5fYXBwZWFsX2RlY2lzaW9uX3NlY29uZHMYByABKAFIAYgBAUIhCh9fbWVkaWFuX3JlcG9ydF9kZWNpc2lvbl9zZWNvbmRzQiEKH19tZWRpYW5fYXBwZWFsX2RlY2lzaW9uX3NlY29uZHMiagocTGlzdE1vZGVyYXRpb25BY3Rpb25zUmVxdWVzdBIQCghza2lsbF9pZBgBIAEoCRIWCglwYWdlX3NpemUYAiABKAVIAIgBARISCgpwYWdlX3Rva2VuGAMgASgJQgwKCl9wYWdlX3NpemUifgodTGlzdE1vZGVyYXRpb25BY3Rpb25zUmVzcG9uc2USKwoHYWN0aW9ucxgBIAMoCzIaLmFnZW50LnYxLk1vZGVyYXRpb25BY3Rpb24SHAoPbmV4dF9wYWdlX3Rva2VuGAIgASgJSACIAQFCEgoQX25leHRfcGFnZV90b2tlbiKnAgoFRW1haWwSCgoCaWQYASABKAkSCgoCdG8YAiABKAkSDwoHc3ViamVjdBgDIAEoCRIMCgRib2R5GAQgASgJEgwKBGtpbmQYBSABKAkSEAoIc2tpbGxfaWQYBiABKAkSJQoGc3RhdHVzGAcgASgOMhUuYWdlbnQudjEuRW1haWxTdGF0dXMSEAoIYXR0ZW1wdHMYCCABKAUSFwoKbGFzdF9lcnJvchgJIAEoCUgAiAEBEhIKCmNyZWF0ZWRfYXQYCiABKAkSFAoHc2VudF9hdBgLIAEoCUgBiAEBEhwKD25leHRfYXR0ZW1wdF9hdBgMIAEoCUgCiAEBQg0KC19sYXN0X2Vycm9yQgoKCF9zZW50X2F0QhIKEF9uZXh0X2F0dGVtcHRfYXQidAoRTGlzdEVtYWlsc1JlcXVlc3QSJQoGc3RhdHVzGAEgASgOMhUuYWdlbnQudjEuRW1haWxTdGF0dXMSFgoJcGFnZV9zaXplGAIgASgFSACIAQESEgoKcGFnZV90b2tlbhgDIAEoCUIMCgpfcGFnZV9zaXplImcKEkxpc3RFbWFpbHNSZXNwb25zZRIfCgZlbWFpbHMYASADKAsyDy5hZ2VudC52MS5FbWFpbBIcCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAlIAIgBAUISChBfbmV4dF9wYWdlX3Rva2VuInMKC0hlbGRWZXJzaW9uEhAKCHNraWxsX2lkGAEgASgJEgwKBHNsdWcYAiABKAkSFQoNYXV0aG9yX2hhbmRsZRgDIAEoCRItCgd2ZXJzaW9uGAQgASgLMhwuYWdlbnQudjEuTWFya2V0cGxhY2VWZXJzaW9uIhkKF0xpc3RIZWxkVmVyc2lvbnNSZXF1ZXN0Ij8KGExpc3RIZWxkVmVyc2lvbnNSZXNwb25zZRIjCgRoZWxkGAEgAygLMhUuYWdlbnQudjEuSGVsZFZlcnNpb24iXQoYQ2xlYXJTa2lsbFZlcnNpb25SZXF1ZXN0Eg8KAmlkGAEgASgJQgPgQQISFAoHdmVyc2lvbhgCIAEoBUID4EECEhEKBG5vdGUYAyABKAlIAIgBAUIHCgVfbm90ZSJHChlDbGVhclNraWxsVmVyc2lvblJlc3BvbnNlEioKBmFjdGlvbhgBIAEoCzIaLmFnZW50LnYxLk1vZGVyYXRpb25BY3Rpb24iWgocQWRtaW5ZYW5rU2tpbGxWZXJzaW9uUmVxdWVzdBIPCgJpZBgBIAEoCUID4EECEhQKB3ZlcnNpb24YAiABKAVCA+BBAhITCgZyZWFzb24YAyABKAlCA+BBAiJpCh1BZG1pbllhbmtTa2lsbFZlcnNpb25SZXNwb25zZRIqCgZhY3Rpb24YASABKAsyGi5hZ2VudC52MS5Nb2RlcmF0aW9uQWN0aW9uEhwKBHlhbmsYAiABKAsyDi5hZ2VudC52MS5ZYW5rKnQKC0VtYWlsU3RhdHVzEhwKGEVNQUlMX1NUQVRVU19VTlNQRUNJRklFRBAAEhcKE0VNQUlMX1NUQVRVU19VTlNFTlQQARIVChFFTUFJTF9TVEFUVVNfU0VOVBACEhcKE0VNQUlMX1NUQVRVU19GQUlMRUQQAzKEDgoRTW9kZXJhdGlvblNlcnZpY2USdQoLTGlzdFJlcG9ydHMSHC5hZ2VudC52MS5MaXN0UmVwb3J0c1JlcXVlc3QaHS5hZ2VudC52MS5MaXN0UmVwb3J0c1Jlc3BvbnNlIimC0+STAiMSIS9hcGkvdjEvYWRtaW4vbWFya2V0cGxhY2UvcmVwb3J0cxJ1CgtMaXN0QXBwZWFscxIcLmFnZW50LnYxLkxpc3RBcHBlYWxzUmVxdWVzdBodLmFnZW50LnYxLkxpc3RBcHBlYWxzUmVzcG9uc2UiKYLT5JMCIxIhL2FwaS92MS9hZG1pbi9tYXJrZXRwbGFjZS9hcHBlYWxzEpgBCg1UYWtlZG93blNraWxsEh4uYWdlbnQudjEuVGFrZWRvd25Ta2lsbFJlcXVlc3QaHy5hZ2VudC52MS5UYWtlZG93blNraWxsUmVzcG9uc2UiRoqAGQlub3RfZm91bmSC0+STAjM6ASoiLi9hcGkvdjEvYWRtaW4vbWFya2V0cGxhY2Uvc2tpbGxzL3tpZH0vdGFrZWRvd24SgQEKEExpc3RIZWxkVmVyc2lvbnMSIS5hZ2VudC52MS5MaXN0SGVsZFZlcnNpb25zUmVxdWVzdBoiLmFnZW50LnYxLkxpc3RIZWxkVmVyc2lvbnNSZXNwb25zZSImgtPkkwIgEh4vYXBpL3YxL2FkbWluL21hcmtldHBsYWNlL2hlbGQStAEKEUNsZWFyU2tpbGxWZXJzaW9uEiIuYWdlbnQudjEuQ2xlYXJTa2lsbFZlcnNpb25SZXF1ZXN0GiMuYWdlbnQudjEuQ2xlYXJTa2lsbFZlcnNpb25SZXNwb25zZSJWioAZCW5vdF9mb3VuZILT5JMCQzoBKiI+L2FwaS92MS9hZG1pbi9tYXJrZXRwbGFjZS9za2lsbHMve2lkfS92ZXJzaW9ucy97dmVyc2lvbn0vY2xlYXISvwEKFUFkbWluWWFua1NraWxsVmVyc2lvbhImLmFnZW50LnYxLkFkbWluWWFua1NraWxsVmVyc2lvblJlcXVlc3QaJy5hZ2VudC52MS5BZG1pbllhbmtTa2lsbFZlcnNpb25SZXNwb25zZSJVioAZCW5vdF9mb3VuZILT5JMCQjoBKiI9L2FwaS92MS9hZG1pbi9tYXJrZXRwbGFjZS9za2lsbHMve2lkfS92ZXJzaW9ucy97dmVyc2lvbn0veWFuaxKYAQoNRGlzbWlzc1JlcG9ydBIeLmFnZW50LnYxLkRpc21pc3NSZXBvcnRSZXF1ZXN0Gh8uYWdlbnQudjEuRGlzbWlzc1JlcG9ydFJlc3BvbnNlIkaKgBkJbm90X2ZvdW5kgtPkkwIzOgEqIi4vYXBpL3YxL2FkbWluL21hcmtldHBsYWNlL3JlcG9ydHMve2lkfS9kaXNtaXNzEqMBCgtHcmFudEFwcGVhbBIcLmFnZW50LnYxLkdyYW50QXBwZWFsUmVxdWVzdBodLmFnZW50LnYxLkdyYW50QXBwZWFsUmVzcG9uc2UiV4qAGQlub3RfZm91bmSKgBkPQVBQRUFMX0NPTkZMSUNUgtPkkwIxOgEqIiwvYXBpL3YxL2FkbWluL21hcmtldHBsYWNlL2FwcGVhbHMve2lkfS9ncmFudBKfAQoKRGVueUFwcGVhbBIbLmFnZW50LnYxLkRlbnlBcHBlYWxSZXF1ZXN0GhwuYWdlbnQudjEuRGVueUFwcGVhbFJlc3BvbnNlIlaKgBkJbm90X2ZvdW5kioAZD0FQUEVBTF9DT05GTElDVILT5JMCMDoBKiIrL2FwaS92MS9hZG1pbi9tYXJrZXRwbGFjZS9hcHBlYWxzL3tpZH0vZGVueRKIAQoSR2V0TW9kZXJhdGlvblN0YXRzEiMuYWdlbnQudjEuR2V0TW9kZXJhdGlvblN0YXRzUmVxdWVzdBokLmFnZW50LnYxLkdldE1vZGVyYXRpb25TdGF0c1Jlc3BvbnNlIieC0+STAiESHy9hcGkvdjEvYWRtaW4vbWFya2V0cGxhY2Uvc3RhdHMSkwEKFUxpc3RNb2RlcmF0aW9uQWN0aW9ucxImLmFnZW50LnYxLkxpc3RNb2RlcmF0aW9uQWN0aW9uc1JlcXVlc3QaJy5hZ2VudC52MS5MaXN0TW9kZXJhdGlvbkFjdGlvbnNSZXNwb25zZSIpgtPkkwIjEiEvYXBpL3YxL2FkbWluL21hcmtldHBsYWNlL2FjdGlvbnMSZQoKTGlzdEVtYWlscxIbLmFnZW50LnYxLkxpc3RFbWFpbHNSZXF1ZXN0GhwuYWdlbnQudjEuTGlzdEVtYWlsc1Jlc3BvbnNlIhyC0+STAhYSFC9hcGkvdjEvYWRtaW4vZW1haWxzQk8KFWRldi5hZ2VudG1lbS5hZ2VudC52MVABWiBhZ2VudG1lbS9nZW4vZ28vYWdlbnQvdjE7YWdlbnR2MaoCEUFnZW50TWVtLkFnZW50LlYxYgZwcm90bzM", [file_agent_v1_errors, file_google_api_annotations, file_google_api_field_behavior, file_agent_v1_marketplace, file_agent_v1_skill]);
 
 /**
  * @generated from message agent.v1.ListReportsRequest
@@ -177,7 +179,7 @@ export type ModerationAction = Message<"agent.v1.ModerationAction"> & {
   id: string;
 
   /**
-   * takedown, dismiss, grant or deny.
+   * takedown, dismiss, grant, deny, clear or yank.
    *
    * @generated from field: string action = 2;
    */
@@ -225,6 +227,13 @@ export type ModerationAction = Message<"agent.v1.ModerationAction"> & {
    * @generated from field: string created_at = 9;
    */
   createdAt: string;
+
+  /**
+   * Clear and yank: the published version acted on.
+   *
+   * @generated from field: optional int32 version = 10;
+   */
+  version?: number | undefined;
 };
 
 /**
@@ -687,6 +696,171 @@ export const ListEmailsResponseSchema: GenMessage<ListEmailsResponse> = /*@__PUR
   messageDesc(file_agent_v1_moderation, 20);
 
 /**
+ * A published version held by a critical safety finding.
+ *
+ * @generated from message agent.v1.HeldVersion
+ */
+export type HeldVersion = Message<"agent.v1.HeldVersion"> & {
+  /**
+   * @generated from field: string skill_id = 1;
+   */
+  skillId: string;
+
+  /**
+   * @generated from field: string slug = 2;
+   */
+  slug: string;
+
+  /**
+   * @generated from field: string author_handle = 3;
+   */
+  authorHandle: string;
+
+  /**
+   * @generated from field: agent.v1.MarketplaceVersion version = 4;
+   */
+  version?: MarketplaceVersion | undefined;
+};
+
+/**
+ * Describes the message agent.v1.HeldVersion.
+ * Use `create(HeldVersionSchema)` to create a new message.
+ */
+export const HeldVersionSchema: GenMessage<HeldVersion> = /*@__PURE__*/
+  messageDesc(file_agent_v1_moderation, 21);
+
+/**
+ * @generated from message agent.v1.ListHeldVersionsRequest
+ */
+export type ListHeldVersionsRequest = Message<"agent.v1.ListHeldVersionsRequest"> & {
+};
+
+/**
+ * Describes the message agent.v1.ListHeldVersionsRequest.
+ * Use `create(ListHeldVersionsRequestSchema)` to create a new message.
+ */
+export const ListHeldVersionsRequestSchema: GenMessage<ListHeldVersionsRequest> = /*@__PURE__*/
+  messageDesc(file_agent_v1_moderation, 22);
+
+/**
+ * @generated from message agent.v1.ListHeldVersionsResponse
+ */
+export type ListHeldVersionsResponse = Message<"agent.v1.ListHeldVersionsResponse"> & {
+  /**
+   * @generated from field: repeated agent.v1.HeldVersion held = 1;
+   */
+  held: HeldVersion[];
+};
+
+/**
+ * Describes the message agent.v1.ListHeldVersionsResponse.
+ * Use `create(ListHeldVersionsResponseSchema)` to create a new message.
+ */
+export const ListHeldVersionsResponseSchema: GenMessage<ListHeldVersionsResponse> = /*@__PURE__*/
+  messageDesc(file_agent_v1_moderation, 23);
+
+/**
+ * @generated from message agent.v1.ClearSkillVersionRequest
+ */
+export type ClearSkillVersionRequest = Message<"agent.v1.ClearSkillVersionRequest"> & {
+  /**
+   * The skill's id.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: int32 version = 2;
+   */
+  version: number;
+
+  /**
+   * Why it is safe, up to 4096 characters.
+   *
+   * @generated from field: optional string note = 3;
+   */
+  note?: string | undefined;
+};
+
+/**
+ * Describes the message agent.v1.ClearSkillVersionRequest.
+ * Use `create(ClearSkillVersionRequestSchema)` to create a new message.
+ */
+export const ClearSkillVersionRequestSchema: GenMessage<ClearSkillVersionRequest> = /*@__PURE__*/
+  messageDesc(file_agent_v1_moderation, 24);
+
+/**
+ * @generated from message agent.v1.ClearSkillVersionResponse
+ */
+export type ClearSkillVersionResponse = Message<"agent.v1.ClearSkillVersionResponse"> & {
+  /**
+   * @generated from field: agent.v1.ModerationAction action = 1;
+   */
+  action?: ModerationAction | undefined;
+};
+
+/**
+ * Describes the message agent.v1.ClearSkillVersionResponse.
+ * Use `create(ClearSkillVersionResponseSchema)` to create a new message.
+ */
+export const ClearSkillVersionResponseSchema: GenMessage<ClearSkillVersionResponse> = /*@__PURE__*/
+  messageDesc(file_agent_v1_moderation, 25);
+
+/**
+ * @generated from message agent.v1.AdminYankSkillVersionRequest
+ */
+export type AdminYankSkillVersionRequest = Message<"agent.v1.AdminYankSkillVersionRequest"> & {
+  /**
+   * The skill's id.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: int32 version = 2;
+   */
+  version: number;
+
+  /**
+   * Why, 1 to 1024 characters; installers see it.
+   *
+   * @generated from field: string reason = 3;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message agent.v1.AdminYankSkillVersionRequest.
+ * Use `create(AdminYankSkillVersionRequestSchema)` to create a new message.
+ */
+export const AdminYankSkillVersionRequestSchema: GenMessage<AdminYankSkillVersionRequest> = /*@__PURE__*/
+  messageDesc(file_agent_v1_moderation, 26);
+
+/**
+ * @generated from message agent.v1.AdminYankSkillVersionResponse
+ */
+export type AdminYankSkillVersionResponse = Message<"agent.v1.AdminYankSkillVersionResponse"> & {
+  /**
+   * @generated from field: agent.v1.ModerationAction action = 1;
+   */
+  action?: ModerationAction | undefined;
+
+  /**
+   * @generated from field: agent.v1.Yank yank = 2;
+   */
+  yank?: Yank | undefined;
+};
+
+/**
+ * Describes the message agent.v1.AdminYankSkillVersionResponse.
+ * Use `create(AdminYankSkillVersionResponseSchema)` to create a new message.
+ */
+export const AdminYankSkillVersionResponseSchema: GenMessage<AdminYankSkillVersionResponse> = /*@__PURE__*/
+  messageDesc(file_agent_v1_moderation, 27);
+
+/**
  * Delivery state of an author email.
  *
  * @generated from enum agent.v1.EmailStatus
@@ -764,6 +938,38 @@ export const ModerationService: GenService<{
     methodKind: "unary";
     input: typeof TakedownSkillRequestSchema;
     output: typeof TakedownSkillResponseSchema;
+  },
+  /**
+   * Lists published versions held for review by a critical safety finding, oldest first.
+   *
+   * @generated from rpc agent.v1.ModerationService.ListHeldVersions
+   */
+  listHeldVersions: {
+    methodKind: "unary";
+    input: typeof ListHeldVersionsRequestSchema;
+    output: typeof ListHeldVersionsResponseSchema;
+  },
+  /**
+   * Clears a held version after review: it is published (listed when it is the
+   * newest). Recorded as a clear action.
+   *
+   * @generated from rpc agent.v1.ModerationService.ClearSkillVersion
+   */
+  clearSkillVersion: {
+    methodKind: "unary";
+    input: typeof ClearSkillVersionRequestSchema;
+    output: typeof ClearSkillVersionResponseSchema;
+  },
+  /**
+   * Yanks one published version of any skill, as its author can: recorded as a
+   * yank action.
+   *
+   * @generated from rpc agent.v1.ModerationService.AdminYankSkillVersion
+   */
+  adminYankSkillVersion: {
+    methodKind: "unary";
+    input: typeof AdminYankSkillVersionRequestSchema;
+    output: typeof AdminYankSkillVersionResponseSchema;
   },
   /**
    * Resolves an open report without action.

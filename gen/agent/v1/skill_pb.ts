@@ -18,7 +18,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file agent/v1/skill.proto.
  */
 export const file_agent_v1_skill: GenFile = /*@__PURE__*/
-  fileDesc("ChRhZ2VudC92MS9za2lsbC5wcm90bxIIYWdlbnQudjEiSAoJU2tpbGxGaWxlEhEKBHBhdGgYASABKAlCA+BBAhIOCgR0ZXh0GAIgASgJSAASEAoGYmFzZTY0GAMgASgJSABCBgoEZGF0YSKLCAoFU2tpbGwSCgoCaWQYASABKAkSDAoEc2x1ZxgCIAEoCRIMCgRuYW1lGAMgASgJEhMKC2Rlc2NyaXB0aW9uGAQgASgJEg8KB2NvbnRlbnQYBSABKAkSDAoEdGFncxgGIAMoCRISCgpjb250YWluZXJzGAcgAygJEikKCG1hdHVyaXR5GAggASgOMhcuYWdlbnQudjEuU2tpbGxNYXR1cml0eRItCgp2aXNpYmlsaXR5GAkgASgOMhkuYWdlbnQudjEuU2tpbGxWaXNpYmlsaXR5EiMKBXN0YXRlGAogASgOMhQuYWdlbnQudjEuU2tpbGxTdGF0ZRIaCg1kZXByZWNhdGVkX2F0GAsgASgJSACIAQESIAoTZGVwcmVjYXRpb25fbWVzc2FnZRgMIAEoCUgBiAEBEhgKC3JlcGxhY2VkX2J5GA0gASgJSAKIAQESDwoHdmVyc2lvbhgOIAEoBRISCgpjcmVhdGVkX2F0GA8gASgJEhIKCnVwZGF0ZWRfYXQYECABKAkSFAoHbGljZW5zZRgRIAEoCUgDiAEBEhoKDWNvbXBhdGliaWxpdHkYEiABKAlIBIgBARIVCg1hbGxvd2VkX3Rvb2xzGBMgAygJEi8KCG1ldGFkYXRhGBQgAygLMh0uYWdlbnQudjEuU2tpbGwuTWV0YWRhdGFFbnRyeRIiCgVmaWxlcxgVIAMoCzITLmFnZW50LnYxLlNraWxsRmlsZRIlCgZzb3VyY2UYFiABKA4yFS5hZ2VudC52MS5Ta2lsbFNvdXJjZRIyChFleHRyYV9mcm9udG1hdHRlchgXIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSFwoKc2ltaWxhcml0eRgYIAEoAUgFiAEBEhQKB2Zvcmtfb2YYGSABKAlIBogBARInCgdsaW5lYWdlGBogAygLMhYuYWdlbnQudjEuTGluZWFnZUVudHJ5EjQKDmluc3RhbGxlZF9mcm9tGBsgASgLMhcuYWdlbnQudjEuSW5zdGFsbGVkRnJvbUgHiAEBEjIKDWxpc3Rpbmdfc3RhdGUYHCABKA4yFi5hZ2VudC52MS5MaXN0aW5nU3RhdGVICIgBARovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCEAoOX2RlcHJlY2F0ZWRfYXRCFgoUX2RlcHJlY2F0aW9uX21lc3NhZ2VCDgoMX3JlcGxhY2VkX2J5QgoKCF9saWNlbnNlQhAKDl9jb21wYXRpYmlsaXR5Qg0KC19zaW1pbGFyaXR5QgoKCF9mb3JrX29mQhEKD19pbnN0YWxsZWRfZnJvbUIQCg5fbGlzdGluZ19zdGF0ZSJQCgxMaW5lYWdlRW50cnkSCgoCaWQYASABKAkSDAoEc2x1ZxgCIAEoCRIVCg1hdXRob3JfaGFuZGxlGAMgASgJEg8KB3ZlcnNpb24YBCABKAUiLAoNSW5zdGFsbGVkRnJvbRIKCgJpZBgBIAEoCRIPCgd2ZXJzaW9uGAIgASgFIroDChJDcmVhdGVTa2lsbFJlcXVlc3QSEQoEc2x1ZxgBIAEoCUgAiAEBEhEKBG5hbWUYAiABKAlCA+BBAhIYCgtkZXNjcmlwdGlvbhgDIAEoCUID4EECEhQKB2NvbnRlbnQYBCABKAlCA+BBAhIMCgR0YWdzGAUgAygJEhIKCmNvbnRhaW5lcnMYBiADKAkSKQoIbWF0dXJpdHkYByABKA4yFy5hZ2VudC52MS5Ta2lsbE1hdHVyaXR5EhQKB2xpY2Vuc2UYCCABKAlIAYgBARIaCg1jb21wYXRpYmlsaXR5GAkgASgJSAKIAQESFQoNYWxsb3dlZF90b29scxgKIAMoCRI8CghtZXRhZGF0YRgLIAMoCzIqLmFnZW50LnYxLkNyZWF0ZVNraWxsUmVxdWVzdC5NZXRhZGF0YUVudHJ5EiIKBWZpbGVzGAwgAygLMhMuYWdlbnQudjEuU2tpbGxGaWxlGi8KDU1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUIHCgVfc2x1Z0IKCghfbGljZW5zZUIQCg5fY29tcGF0aWJpbGl0eSI1ChNDcmVhdGVTa2lsbFJlc3BvbnNlEh4KBXNraWxsGAEgASgLMg8uYWdlbnQudjEuU2tpbGwiZwoPR2V0U2tpbGxSZXF1ZXN0Eg8KAmlkGAEgASgJSACIAQESEQoEc2x1ZxgCIAEoCUgBiAEBEhQKB3ZlcnNpb24YAyABKAVIAogBAUIFCgNfaWRCBwoFX3NsdWdCCgoIX3ZlcnNpb24iMgoQR2V0U2tpbGxSZXNwb25zZRIeCgVza2lsbBgBIAEoCzIPLmFnZW50LnYxLlNraWxsIosCChNTZWFyY2hTa2lsbHNSZXF1ZXN0EhIKBXF1ZXJ5GAEgASgJQgPgQQISEgoFbGltaXQYAiABKAVIAIgBARIMCgR0YWdzGAMgAygJEikKCG1hdHVyaXR5GAQgAygOMhcuYWdlbnQudjEuU2tpbGxNYXR1cml0eRISCgpjb250YWluZXJzGAUgAygJEhoKEmluY2x1ZGVfZGVwcmVjYXRlZBgGIAEoCBIpCgtzZWFyY2hfbW9kZRgHIAEoDjIULmFnZW50LnYxLlNlYXJjaE1vZGUSGwoObWluX3NpbWlsYXJpdHkYCCABKAFIAYgBAUIICgZfbGltaXRCEQoPX21pbl9zaW1pbGFyaXR5IkgKD1NraWxsU2VhcmNoTWV0YRIQCghlbWJlZF9tcxgBIAEoARIRCglzZWFyY2hfbXMYAiABKAESEAoIdG90YWxfbXMYAyABKAEiZwoUU2VhcmNoU2tpbGxzUmVzcG9uc2USHwoGc2tpbGxzGAEgAygLMg8uYWdlbnQudjEuU2tpbGwSLgoEbWV0YRgCIAEoCzIZLmFnZW50LnYxLlNraWxsU2VhcmNoTWV0YVIFX21ldGEijAIKEUxpc3RTa2lsbHNSZXF1ZXN0EgwKBHRhZ3MYASADKAkSKQoIbWF0dXJpdHkYAiADKA4yFy5hZ2VudC52MS5Ta2lsbE1hdHVyaXR5Ei0KCnZpc2liaWxpdHkYAyADKA4yGS5hZ2VudC52MS5Ta2lsbFZpc2liaWxpdHkSEgoKY29udGFpbmVycxgEIAMoCRIlCgZzb3VyY2UYBSADKA4yFS5hZ2VudC52MS5Ta2lsbFNvdXJjZRIaChJpbmNsdWRlX2RlcHJlY2F0ZWQYBiABKAgSFgoJcGFnZV9zaXplGAcgASgFSACIAQESEgoKcGFnZV90b2tlbhgIIAEoCUIMCgpfcGFnZV9zaXplImcKEkxpc3RTa2lsbHNSZXNwb25zZRIfCgZza2lsbHMYASADKAsyDy5hZ2VudC52MS5Ta2lsbBIcCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAlIAIgBAUISChBfbmV4dF9wYWdlX3Rva2VuItwEChJVcGRhdGVTa2lsbFJlcXVlc3QSDwoCaWQYASABKAlIAIgBARIRCgRzbHVnGAIgASgJSAGIAQESHQoQZXhwZWN0ZWRfdmVyc2lvbhgDIAEoBUgCiAEBEhEKBG5hbWUYBCABKAlIA4gBARIYCgtkZXNjcmlwdGlvbhgFIAEoCUgEiAEBEhQKB2NvbnRlbnQYBiABKAlIBYgBARIMCgR0YWdzGAcgAygJEhIKCmNvbnRhaW5lcnMYCCADKAkSKQoIbWF0dXJpdHkYCSABKA4yFy5hZ2VudC52MS5Ta2lsbE1hdHVyaXR5EhQKB2xpY2Vuc2UYCiABKAlIBogBARIaCg1jb21wYXRpYmlsaXR5GAsgASgJSAeIAQESFQoNYWxsb3dlZF90b29scxgMIAMoCRI8CghtZXRhZGF0YRgNIAMoCzIqLmFnZW50LnYxLlVwZGF0ZVNraWxsUmVxdWVzdC5NZXRhZGF0YUVudHJ5EiIKBWZpbGVzGA4gAygLMhMuYWdlbnQudjEuU2tpbGxGaWxlEi8KC3VwZGF0ZV9tYXNrGA8gASgLMhouZ29vZ2xlLnByb3RvYnVmLkZpZWxkTWFzaxovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCBQoDX2lkQgcKBV9zbHVnQhMKEV9leHBlY3RlZF92ZXJzaW9uQgcKBV9uYW1lQg4KDF9kZXNjcmlwdGlvbkIKCghfY29udGVudEIKCghfbGljZW5zZUIQCg5fY29tcGF0aWJpbGl0eSI1ChNVcGRhdGVTa2lsbFJlc3BvbnNlEh4KBXNraWxsGAEgASgLMg8uYWdlbnQudjEuU2tpbGwilwEKFURlcHJlY2F0ZVNraWxsUmVxdWVzdBIPCgJpZBgBIAEoCUgAiAEBEhEKBHNsdWcYAiABKAlIAYgBARIUCgdtZXNzYWdlGAMgASgJSAKIAQESGAoLcmVwbGFjZWRfYnkYBCABKAlIA4gBAUIFCgNfaWRCBwoFX3NsdWdCCgoIX21lc3NhZ2VCDgoMX3JlcGxhY2VkX2J5IjgKFkRlcHJlY2F0ZVNraWxsUmVzcG9uc2USHgoFc2tpbGwYASABKAsyDy5hZ2VudC52MS5Ta2lsbCJwChJJbXBvcnRTa2lsbFJlcXVlc3QSFAoHY29udGVudBgBIAEoCUID4EECEiIKBWZpbGVzGAIgAygLMhMuYWdlbnQudjEuU2tpbGxGaWxlEhIKCmNvbnRhaW5lcnMYAyADKAkSDAoEdGFncxgEIAMoCSIvCg1JbXBvcnRXYXJuaW5nEg0KBWZpZWxkGAEgASgJEg8KB21lc3NhZ2UYAiABKAkicQoTSW1wb3J0U2tpbGxSZXNwb25zZRIeCgVza2lsbBgBIAEoCzIPLmFnZW50LnYxLlNraWxsEg8KB2NyZWF0ZWQYAiABKAgSKQoId2FybmluZ3MYAyADKAsyFy5hZ2VudC52MS5JbXBvcnRXYXJuaW5nImoKEkV4cG9ydFNraWxsUmVxdWVzdBIPCgJpZBgBIAEoCUgAiAEBEhEKBHNsdWcYAiABKAlIAYgBARIUCgd2ZXJzaW9uGAMgASgFSAKIAQFCBQoDX2lkQgcKBV9zbHVnQgoKCF92ZXJzaW9uIlwKE0V4cG9ydFNraWxsUmVzcG9uc2USEAoIZmlsZW5hbWUYASABKAkSDwoHY29udGVudBgCIAEoCRIiCgVmaWxlcxgDIAMoCzITLmFnZW50LnYxLlNraWxsRmlsZSJJChNQdWJsaXNoU2tpbGxSZXF1ZXN0Eg8KAmlkGAEgASgJSACIAQESEQoEc2x1ZxgCIAEoCUgBiAEBQgUKA19pZEIHCgVfc2x1ZyJNChRQdWJsaXNoU2tpbGxSZXNwb25zZRIeCgVza2lsbBgBIAEoCzIPLmFnZW50LnYxLlNraWxsEhUKDXRlcm1zX3ZlcnNpb24YAiABKAkiSwoVVW5wdWJsaXNoU2tpbGxSZXF1ZXN0Eg8KAmlkGAEgASgJSACIAQESEQoEc2x1ZxgCIAEoCUgBiAEBQgUKA19pZEIHCgVfc2x1ZyI4ChZVbnB1Ymxpc2hTa2lsbFJlc3BvbnNlEh4KBXNraWxsGAEgASgLMg8uYWdlbnQudjEuU2tpbGwqhAEKDVNraWxsTWF0dXJpdHkSHgoaU0tJTExfTUFUVVJJVFlfVU5TUEVDSUZJRUQQABIfChtTS0lMTF9NQVRVUklUWV9FWFBFUklNRU5UQUwQARIXChNTS0lMTF9NQVRVUklUWV9CRVRBEAISGQoVU0tJTExfTUFUVVJJVFlfU1RBQkxFEAMqbgoPU2tpbGxWaXNpYmlsaXR5EiAKHFNLSUxMX1ZJU0lCSUxJVFlfVU5TUEVDSUZJRUQQABIcChhTS0lMTF9WSVNJQklMSVRZX1BSSVZBVEUQARIbChdTS0lMTF9WSVNJQklMSVRZX1BVQkxJQxACKl0KClNraWxsU3RhdGUSGwoXU0tJTExfU1RBVEVfVU5TUEVDSUZJRUQQABIWChJTS0lMTF9TVEFURV9BQ1RJVkUQARIaChZTS0lMTF9TVEFURV9ERVBSRUNBVEVEEAIqlgEKC1NraWxsU291cmNlEhwKGFNLSUxMX1NPVVJDRV9VTlNQRUNJRklFRBAAEhkKFVNLSUxMX1NPVVJDRV9BVVRIT1JFRBABEhkKFVNLSUxMX1NPVVJDRV9JTVBPUlRFRBACEhoKFlNLSUxMX1NPVVJDRV9JTlNUQUxMRUQQAxIXChNTS0lMTF9TT1VSQ0VfRk9SS0VEEAQqfgoMTGlzdGluZ1N0YXRlEh0KGUxJU1RJTkdfU1RBVEVfVU5TUEVDSUZJRUQQABIYChRMSVNUSU5HX1NUQVRFX0xJU1RFRBABEhoKFkxJU1RJTkdfU1RBVEVfVU5MSVNURUQQAhIZChVMSVNUSU5HX1NUQVRFX1JFTU9WRUQQAzLwDAoMU2tpbGxTZXJ2aWNlErABCgtDcmVhdGVTa2lsbBIcLmFnZW50LnYxLkNyZWF0ZVNraWxsUmVxdWVzdBodLmFnZW50LnYxLkNyZWF0ZVNraWxsUmVzcG9uc2UiZIKAGQxza2lsbF9jcmVhdGWKgBkOYWxyZWFkeV9leGlzdHOKgBkPcXVvdGFfZXhoYXVzdGVkioAZDGNvc3RfY2VpbGluZ4LT5JMCGToBKiIUL2FwaS92MS9hZ2VudC9za2lsbHMSgAEKCEdldFNraWxsEhkuYWdlbnQudjEuR2V0U2tpbGxSZXF1ZXN0GhouYWdlbnQudjEuR2V0U2tpbGxSZXNwb25zZSI9goAZCXNraWxsX2dldIqAGQlub3RfZm91bmSC0+STAh06ASoiGC9hcGkvdjEvYWdlbnQvc2tpbGxzL2dldBKFAQoMU2VhcmNoU2tpbGxzEh0uYWdlbnQudjEuU2VhcmNoU2tpbGxzUmVxdWVzdBoeLmFnZW50LnYxLlNlYXJjaFNraWxsc1Jlc3BvbnNlIjaCgBkMc2tpbGxfc2VhcmNogtPkkwIgOgEqIhsvYXBpL3YxL2FnZW50L3NraWxscy9zZWFyY2gSewoKTGlzdFNraWxscxIbLmFnZW50LnYxLkxpc3RTa2lsbHNSZXF1ZXN0GhwuYWdlbnQudjEuTGlzdFNraWxsc1Jlc3BvbnNlIjKCgBkKc2tpbGxfbGlzdILT5JMCHjoBKiIZL2FwaS92MS9hZ2VudC9za2lsbHMvbGlzdBLGAQoLVXBkYXRlU2tpbGwSHC5hZ2VudC52MS5VcGRhdGVTa2lsbFJlcXVlc3QaHS5hZ2VudC52MS5VcGRhdGVTa2lsbFJlc3BvbnNlInqCgBkMc2tpbGxfdXBkYXRlioAZCW5vdF9mb3VuZIqAGRB2ZXJzaW9uX2NvbmZsaWN0ioAZD0NPUFlMRUZUX0xPQ0tFRIqAGQxjb3N0X2NlaWxpbmeC0+STAiA6ASoiGy9hcGkvdjEvYWdlbnQvc2tpbGxzL3VwZGF0ZRKeAQoORGVwcmVjYXRlU2tpbGwSHy5hZ2VudC52MS5EZXByZWNhdGVTa2lsbFJlcXVlc3QaIC5hZ2VudC52MS5EZXByZWNhdGVTa2lsbFJlc3BvbnNlIkmKgBkJbm90X2ZvdW5kioAZD0NPUFlMRUZUX0xPQ0tFRILT5JMCIzoBKiIeL2FwaS92MS9hZ2VudC9za2lsbHMvZGVwcmVjYXRlEsoBCgtJbXBvcnRTa2lsbBIcLmFnZW50LnYxLkltcG9ydFNraWxsUmVxdWVzdBodLmFnZW50LnYxLkltcG9ydFNraWxsUmVzcG9uc2UifoKAGQxza2lsbF9pbXBvcnSKgBkOYWxyZWFkeV9leGlzdHOKgBkPQ09QWUxFRlRfTE9DS0VEioAZD3F1b3RhX2V4aGF1c3RlZIqAGQxjb3N0X2NlaWxpbmeC0+STAiA6ASoiGy9hcGkvdjEvYWdlbnQvc2tpbGxzL2ltcG9ydBKPAQoLRXhwb3J0U2tpbGwSHC5hZ2VudC52MS5FeHBvcnRTa2lsbFJlcXVlc3QaHS5hZ2VudC52MS5FeHBvcnRTa2lsbFJlc3BvbnNlIkOCgBkMc2tpbGxfZXhwb3J0ioAZCW5vdF9mb3VuZILT5JMCIDoBKiIbL2FwaS92MS9hZ2VudC9za2lsbHMvZXhwb3J0EqIBCgxQdWJsaXNoU2tpbGwSHS5hZ2VudC52MS5QdWJsaXNoU2tpbGxSZXF1ZXN0Gh4uYWdlbnQudjEuUHVibGlzaFNraWxsUmVzcG9uc2UiU4qAGRRNQVJLRVRQTEFDRV9ESVNBQkxFRIqAGQlub3RfZm91bmSC0+STAig6ASoiIy9hcGkvdjEvYWdlbnQvc2tpbGxzL3B1Ymxpc2gtcHVibGljErYBCg5VbnB1Ymxpc2hTa2lsbBIfLmFnZW50LnYxLlVucHVibGlzaFNraWxsUmVxdWVzdBogLmFnZW50LnYxLlVucHVibGlzaFNraWxsUmVzcG9uc2UiYYqAGRRNQVJLRVRQTEFDRV9ESVNBQkxFRIqAGQlub3RfZm91bmSKgBkPQ09QWUxFRlRfTE9DS0VEgtPkkwIjOgEqIh4vYXBpL3YxL2FnZW50L3NraWxscy91bnB1Ymxpc2hCTwoVZGV2LmFnZW50bWVtLmFnZW50LnYxUAFaIGFnZW50bWVtL2dlbi9nby9hZ2VudC92MTthZ2VudHYxqgIRQWdlbnRNZW0uQWdlbnQuVjFiBnByb3RvMw", [file_agent_v1_errors, file_agent_v1_mcp, file_google_api_annotations, file_google_api_field_behavior, file_google_protobuf_field_mask, file_google_protobuf_struct, file_agent_v1_recall]);
+  fileDesc("ChRhZ2VudC92MS9za2lsbC5wcm90bxIIYWdlbnQudjEiSAoJU2tpbGxGaWxlEhEKBHBhdGgYASABKAlCA+BBAhIOCgR0ZXh0GAIgASgJSAASEAoGYmFzZTY0GAMgASgJSABCBgoEZGF0YSKFCQoFU2tpbGwSCgoCaWQYASABKAkSDAoEc2x1ZxgCIAEoCRIMCgRuYW1lGAMgASgJEhMKC2Rlc2NyaXB0aW9uGAQgASgJEg8KB2NvbnRlbnQYBSABKAkSDAoEdGFncxgGIAMoCRISCgpjb250YWluZXJzGAcgAygJEikKCG1hdHVyaXR5GAggASgOMhcuYWdlbnQudjEuU2tpbGxNYXR1cml0eRItCgp2aXNpYmlsaXR5GAkgASgOMhkuYWdlbnQudjEuU2tpbGxWaXNpYmlsaXR5EiMKBXN0YXRlGAogASgOMhQuYWdlbnQudjEuU2tpbGxTdGF0ZRIaCg1kZXByZWNhdGVkX2F0GAsgASgJSACIAQESIAoTZGVwcmVjYXRpb25fbWVzc2FnZRgMIAEoCUgBiAEBEhgKC3JlcGxhY2VkX2J5GA0gASgJSAKIAQESDwoHdmVyc2lvbhgOIAEoBRISCgpjcmVhdGVkX2F0GA8gASgJEhIKCnVwZGF0ZWRfYXQYECABKAkSFAoHbGljZW5zZRgRIAEoCUgDiAEBEhoKDWNvbXBhdGliaWxpdHkYEiABKAlIBIgBARIVCg1hbGxvd2VkX3Rvb2xzGBMgAygJEi8KCG1ldGFkYXRhGBQgAygLMh0uYWdlbnQudjEuU2tpbGwuTWV0YWRhdGFFbnRyeRIiCgVmaWxlcxgVIAMoCzITLmFnZW50LnYxLlNraWxsRmlsZRIlCgZzb3VyY2UYFiABKA4yFS5hZ2VudC52MS5Ta2lsbFNvdXJjZRIyChFleHRyYV9mcm9udG1hdHRlchgXIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSFwoKc2ltaWxhcml0eRgYIAEoAUgFiAEBEhQKB2Zvcmtfb2YYGSABKAlIBogBARInCgdsaW5lYWdlGBogAygLMhYuYWdlbnQudjEuTGluZWFnZUVudHJ5EjQKDmluc3RhbGxlZF9mcm9tGBsgASgLMhcuYWdlbnQudjEuSW5zdGFsbGVkRnJvbUgHiAEBEjIKDWxpc3Rpbmdfc3RhdGUYHCABKA4yFi5hZ2VudC52MS5MaXN0aW5nU3RhdGVICIgBARIzChB1cGRhdGVfYXZhaWxhYmxlGB0gASgLMhQuYWdlbnQudjEuVmVyc2lvblJlZkgJiAEBEiMKBnlhbmtlZBgeIAEoCzIOLmFnZW50LnYxLllhbmtICogBARovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCEAoOX2RlcHJlY2F0ZWRfYXRCFgoUX2RlcHJlY2F0aW9uX21lc3NhZ2VCDgoMX3JlcGxhY2VkX2J5QgoKCF9saWNlbnNlQhAKDl9jb21wYXRpYmlsaXR5Qg0KC19zaW1pbGFyaXR5QgoKCF9mb3JrX29mQhEKD19pbnN0YWxsZWRfZnJvbUIQCg5fbGlzdGluZ19zdGF0ZUITChFfdXBkYXRlX2F2YWlsYWJsZUIJCgdfeWFua2VkIlAKDExpbmVhZ2VFbnRyeRIKCgJpZBgBIAEoCRIMCgRzbHVnGAIgASgJEhUKDWF1dGhvcl9oYW5kbGUYAyABKAkSDwoHdmVyc2lvbhgEIAEoBSI8Cg1JbnN0YWxsZWRGcm9tEgoKAmlkGAEgASgJEg8KB3ZlcnNpb24YAiABKAUSDgoGZGlnZXN0GAMgASgJIi0KClZlcnNpb25SZWYSDwoHdmVyc2lvbhgBIAEoBRIOCgZkaWdlc3QYAiABKAkiWgoEWWFuaxIOCgZyZWFzb24YASABKAkSCgoCYXQYAiABKAkSKgoHbW92ZV90bxgDIAEoCzIULmFnZW50LnYxLlZlcnNpb25SZWZIAIgBAUIKCghfbW92ZV90byKGAQoLU2NhbkZpbmRpbmcSDAoEcnVsZRgBIAEoCRIrCghzZXZlcml0eRgCIAEoDjIZLmFnZW50LnYxLkZpbmRpbmdTZXZlcml0eRIMCgRmaWxlGAMgASgJEgwKBGxpbmUYBCABKAUSDwoHZXhjZXJwdBgFIAEoCRIPCgdtZXNzYWdlGAYgASgJIjsKC0ZpZWxkQ2hhbmdlEg0KBWZpZWxkGAEgASgJEg4KBmJlZm9yZRgCIAEoCRINCgVhZnRlchgDIAEoCSK6AwoSQ3JlYXRlU2tpbGxSZXF1ZXN0EhEKBHNsdWcYASABKAlIAIgBARIRCgRuYW1lGAIgASgJQgPgQQISGAoLZGVzY3JpcHRpb24YAyABKAlCA+BBAhIUCgdjb250ZW50GAQgASgJQgPgQQISDAoEdGFncxgFIAMoCRISCgpjb250YWluZXJzGAYgAygJEikKCG1hdHVyaXR5GAcgASgOMhcuYWdlbnQudjEuU2tpbGxNYXR1cml0eRIUCgdsaWNlbnNlGAggASgJSAGIAQESGgoNY29tcGF0aWJpbGl0eRgJIAEoCUgCiAEBEhUKDWFsbG93ZWRfdG9vbHMYCiADKAkSPAoIbWV0YWRhdGEYCyADKAsyKi5hZ2VudC52MS5DcmVhdGVTa2lsbFJlcXVlc3QuTWV0YWRhdGFFbnRyeRIiCgVmaWxlcxgMIAMoCzITLmFnZW50LnYxLlNraWxsRmlsZRovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCBwoFX3NsdWdCCgoIX2xpY2Vuc2VCEAoOX2NvbXBhdGliaWxpdHkiNQoTQ3JlYXRlU2tpbGxSZXNwb25zZRIeCgVza2lsbBgBIAEoCzIPLmFnZW50LnYxLlNraWxsImcKD0dldFNraWxsUmVxdWVzdBIPCgJpZBgBIAEoCUgAiAEBEhEKBHNsdWcYAiABKAlIAYgBARIUCgd2ZXJzaW9uGAMgASgFSAKIAQFCBQoDX2lkQgcKBV9zbHVnQgoKCF92ZXJzaW9uIjIKEEdldFNraWxsUmVzcG9uc2USHgoFc2tpbGwYASABKAsyDy5hZ2VudC52MS5Ta2lsbCKLAgoTU2VhcmNoU2tpbGxzUmVxdWVzdBISCgVxdWVyeRgBIAEoCUID4EECEhIKBWxpbWl0GAIgASgFSACIAQESDAoEdGFncxgDIAMoCRIpCghtYXR1cml0eRgEIAMoDjIXLmFnZW50LnYxLlNraWxsTWF0dXJpdHkSEgoKY29udGFpbmVycxgFIAMoCRIaChJpbmNsdWRlX2RlcHJlY2F0ZWQYBiABKAgSKQoLc2VhcmNoX21vZGUYByABKA4yFC5hZ2VudC52MS5TZWFyY2hNb2RlEhsKDm1pbl9zaW1pbGFyaXR5GAggASgBSAGIAQFCCAoGX2xpbWl0QhEKD19taW5fc2ltaWxhcml0eSJICg9Ta2lsbFNlYXJjaE1ldGESEAoIZW1iZWRfbXMYASABKAESEQoJc2VhcmNoX21zGAIgASgBEhAKCHRvdGFsX21zGAMgASgBImcKFFNlYXJjaFNraWxsc1Jlc3BvbnNlEh8KBnNraWxscxgBIAMoCzIPLmFnZW50LnYxLlNraWxsEi4KBG1ldGEYAiABKAsyGS5hZ2VudC52MS5Ta2lsbFNlYXJjaE1ldGFSBV9tZXRhIpwCChFMaXN0U2tpbGxzUmVxdWVzdBIMCgR0YWdzGAEgAygJEikKCG1hdHVyaXR5GAIgAygOMhcuYWdlbnQudjEuU2tpbGxNYXR1cml0eRItCgp2aXNpYmlsaXR5GAMgAygOMhkuYWdlbnQudjEuU2tpbGxWaXNpYmlsaXR5EhIKCmNvbnRhaW5lcnMYBCADKAkSJQoGc291cmNlGAUgAygOMhUuYWdlbnQudjEuU2tpbGxTb3VyY2USGgoSaW5jbHVkZV9kZXByZWNhdGVkGAYgASgIEhYKCXBhZ2Vfc2l6ZRgHIAEoBUgAiAEBEhIKCnBhZ2VfdG9rZW4YCCABKAkSDgoGeWFua2VkGAkgASgIQgwKCl9wYWdlX3NpemUiZwoSTGlzdFNraWxsc1Jlc3BvbnNlEh8KBnNraWxscxgBIAMoCzIPLmFnZW50LnYxLlNraWxsEhwKD25leHRfcGFnZV90b2tlbhgCIAEoCUgAiAEBQhIKEF9uZXh0X3BhZ2VfdG9rZW4i3AQKElVwZGF0ZVNraWxsUmVxdWVzdBIPCgJpZBgBIAEoCUgAiAEBEhEKBHNsdWcYAiABKAlIAYgBARIdChBleHBlY3RlZF92ZXJzaW9uGAMgASgFSAKIAQESEQoEbmFtZRgEIAEoCUgDiAEBEhgKC2Rlc2NyaXB0aW9uGAUgASgJSASIAQESFAoHY29udGVudBgGIAEoCUgFiAEBEgwKBHRhZ3MYByADKAkSEgoKY29udGFpbmVycxgIIAMoCRIpCghtYXR1cml0eRgJIAEoDjIXLmFnZW50LnYxLlNraWxsTWF0dXJpdHkSFAoHbGljZW5zZRgKIAEoCUgGiAEBEhoKDWNvbXBhdGliaWxpdHkYCyABKAlIB4gBARIVCg1hbGxvd2VkX3Rvb2xzGAwgAygJEjwKCG1ldGFkYXRhGA0gAygLMiouYWdlbnQudjEuVXBkYXRlU2tpbGxSZXF1ZXN0Lk1ldGFkYXRhRW50cnkSIgoFZmlsZXMYDiADKAsyEy5hZ2VudC52MS5Ta2lsbEZpbGUSLwoLdXBkYXRlX21hc2sYDyABKAsyGi5nb29nbGUucHJvdG9idWYuRmllbGRNYXNrGi8KDU1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUIFCgNfaWRCBwoFX3NsdWdCEwoRX2V4cGVjdGVkX3ZlcnNpb25CBwoFX25hbWVCDgoMX2Rlc2NyaXB0aW9uQgoKCF9jb250ZW50QgoKCF9saWNlbnNlQhAKDl9jb21wYXRpYmlsaXR5IjUKE1VwZGF0ZVNraWxsUmVzcG9uc2USHgoFc2tpbGwYASABKAsyDy5hZ2VudC52MS5Ta2lsbCKXAQoVRGVwcmVjYXRlU2tpbGxSZXF1ZXN0Eg8KAmlkGAEgASgJSACIAQESEQoEc2x1ZxgCIAEoCUgBiAEBEhQKB21lc3NhZ2UYAyABKAlIAogBARIYCgtyZXBsYWNlZF9ieRgEIAEoCUgDiAEBQgUKA19pZEIHCgVfc2x1Z0IKCghfbWVzc2FnZUIOCgxfcmVwbGFjZWRfYnkiOAoWRGVwcmVjYXRlU2tpbGxSZXNwb25zZRIeCgVza2lsbBgBIAEoCzIPLmFnZW50LnYxLlNraWxsInAKEkltcG9ydFNraWxsUmVxdWVzdBIUCgdjb250ZW50GAEgASgJQgPgQQISIgoFZmlsZXMYAiADKAsyEy5hZ2VudC52MS5Ta2lsbEZpbGUSEgoKY29udGFpbmVycxgDIAMoCRIMCgR0YWdzGAQgAygJIi8KDUltcG9ydFdhcm5pbmcSDQoFZmllbGQYASABKAkSDwoHbWVzc2FnZRgCIAEoCSKaAQoTSW1wb3J0U2tpbGxSZXNwb25zZRIeCgVza2lsbBgBIAEoCzIPLmFnZW50LnYxLlNraWxsEg8KB2NyZWF0ZWQYAiABKAgSKQoId2FybmluZ3MYAyADKAsyFy5hZ2VudC52MS5JbXBvcnRXYXJuaW5nEicKCGZpbmRpbmdzGAQgAygLMhUuYWdlbnQudjEuU2NhbkZpbmRpbmciagoSRXhwb3J0U2tpbGxSZXF1ZXN0Eg8KAmlkGAEgASgJSACIAQESEQoEc2x1ZxgCIAEoCUgBiAEBEhQKB3ZlcnNpb24YAyABKAVIAogBAUIFCgNfaWRCBwoFX3NsdWdCCgoIX3ZlcnNpb24iXAoTRXhwb3J0U2tpbGxSZXNwb25zZRIQCghmaWxlbmFtZRgBIAEoCRIPCgdjb250ZW50GAIgASgJEiIKBWZpbGVzGAMgAygLMhMuYWdlbnQudjEuU2tpbGxGaWxlIkkKE1B1Ymxpc2hTa2lsbFJlcXVlc3QSDwoCaWQYASABKAlIAIgBARIRCgRzbHVnGAIgASgJSAGIAQFCBQoDX2lkQgcKBV9zbHVnIq0BChRQdWJsaXNoU2tpbGxSZXNwb25zZRIeCgVza2lsbBgBIAEoCzIPLmFnZW50LnYxLlNraWxsEhUKDXRlcm1zX3ZlcnNpb24YAiABKAkSJwoJcHVibGlzaGVkGAMgASgLMhQuYWdlbnQudjEuVmVyc2lvblJlZhInCghmaW5kaW5ncxgEIAMoCzIVLmFnZW50LnYxLlNjYW5GaW5kaW5nEgwKBGhlbGQYBSABKAgiSwoVVW5wdWJsaXNoU2tpbGxSZXF1ZXN0Eg8KAmlkGAEgASgJSACIAQESEQoEc2x1ZxgCIAEoCUgBiAEBQgUKA19pZEIHCgVfc2x1ZyI4ChZVbnB1Ymxpc2hTa2lsbFJlc3BvbnNlEh4KBXNraWxsGAEgASgLMg8uYWdlbnQudjEuU2tpbGwicQoQWWFua1NraWxsUmVxdWVzdBIPCgJpZBgBIAEoCUgAiAEBEhEKBHNsdWcYAiABKAlIAYgBARIUCgd2ZXJzaW9uGAMgASgFQgPgQQISEwoGcmVhc29uGAQgASgJQgPgQQJCBQoDX2lkQgcKBV9zbHVnIlwKEVlhbmtTa2lsbFJlc3BvbnNlEg8KB3ZlcnNpb24YASABKAUSHAoEeWFuaxgCIAEoCzIOLmFnZW50LnYxLllhbmsSGAoQaW5zdGFsbGVkX2NvcGllcxgDIAEoBSJ8ChNVcGdyYWRlU2tpbGxSZXF1ZXN0Eg8KAmlkGAEgASgJSACIAQESEQoEc2x1ZxgCIAEoCUgBiAEBEhQKB3ZlcnNpb24YAyABKAVIAogBARIPCgdkcnlfcnVuGAQgASgIQgUKA19pZEIHCgVfc2x1Z0IKCghfdmVyc2lvbiLDAQoUVXBncmFkZVNraWxsUmVzcG9uc2USHgoFc2tpbGwYASABKAsyDy5hZ2VudC52MS5Ta2lsbBIiCgRmcm9tGAIgASgLMhQuYWdlbnQudjEuVmVyc2lvblJlZhIgCgJ0bxgDIAEoCzIULmFnZW50LnYxLlZlcnNpb25SZWYSJgoHY2hhbmdlcxgEIAMoCzIVLmFnZW50LnYxLkZpZWxkQ2hhbmdlEgwKBGRpZmYYBSABKAkSDwoHYXBwbGllZBgGIAEoCCqEAQoNU2tpbGxNYXR1cml0eRIeChpTS0lMTF9NQVRVUklUWV9VTlNQRUNJRklFRBAAEh8KG1NLSUxMX01BVFVSSVRZX0VYUEVSSU1FTlRBTBABEhcKE1NLSUxMX01BVFVSSVRZX0JFVEEQAhIZChVTS0lMTF9NQVRVUklUWV9TVEFCTEUQAypuCg9Ta2lsbFZpc2liaWxpdHkSIAocU0tJTExfVklTSUJJTElUWV9VTlNQRUNJRklFRBAAEhwKGFNLSUxMX1ZJU0lCSUxJVFlfUFJJVkFURRABEhsKF1NLSUxMX1ZJU0lCSUxJVFlfUFVCTElDEAIqXQoKU2tpbGxTdGF0ZRIbChdTS0lMTF9TVEFURV9VTlNQRUNJRklFRBAAEhYKElNLSUxMX1NUQVRFX0FDVElWRRABEhoKFlNLSUxMX1NUQVRFX0RFUFJFQ0FURUQQAiqWAQoLU2tpbGxTb3VyY2USHAoYU0tJTExfU09VUkNFX1VOU1BFQ0lGSUVEEAASGQoVU0tJTExfU09VUkNFX0FVVEhPUkVEEAESGQoVU0tJTExfU09VUkNFX0lNUE9SVEVEEAISGgoWU0tJTExfU09VUkNFX0lOU1RBTExFRBADEhcKE1NLSUxMX1NPVVJDRV9GT1JLRUQQBCqLAQoPRmluZGluZ1NldmVyaXR5EiAKHEZJTkRJTkdfU0VWRVJJVFlfVU5TUEVDSUZJRUQQABIdChlGSU5ESU5HX1NFVkVSSVRZX0NSSVRJQ0FMEAESHAoYRklORElOR19TRVZFUklUWV9XQVJOSU5HEAISGQoVRklORElOR19TRVZFUklUWV9JTkZPEAMqlgEKDExpc3RpbmdTdGF0ZRIdChlMSVNUSU5HX1NUQVRFX1VOU1BFQ0lGSUVEEAASGAoUTElTVElOR19TVEFURV9MSVNURUQQARIaChZMSVNUSU5HX1NUQVRFX1VOTElTVEVEEAISGQoVTElTVElOR19TVEFURV9SRU1PVkVEEAMSFgoSTElTVElOR19TVEFURV9IRUxEEAQy4Q8KDFNraWxsU2VydmljZRKwAQoLQ3JlYXRlU2tpbGwSHC5hZ2VudC52MS5DcmVhdGVTa2lsbFJlcXVlc3QaHS5hZ2VudC52MS5DcmVhdGVTa2lsbFJlc3BvbnNlImSCgBkMc2tpbGxfY3JlYXRlioAZDmFscmVhZHlfZXhpc3RzioAZD3F1b3RhX2V4aGF1c3RlZIqAGQxjb3N0X2NlaWxpbmeC0+STAhk6ASoiFC9hcGkvdjEvYWdlbnQvc2tpbGxzEoABCghHZXRTa2lsbBIZLmFnZW50LnYxLkdldFNraWxsUmVxdWVzdBoaLmFnZW50LnYxLkdldFNraWxsUmVzcG9uc2UiPYKAGQlza2lsbF9nZXSKgBkJbm90X2ZvdW5kgtPkkwIdOgEqIhgvYXBpL3YxL2FnZW50L3NraWxscy9nZXQShQEKDFNlYXJjaFNraWxscxIdLmFnZW50LnYxLlNlYXJjaFNraWxsc1JlcXVlc3QaHi5hZ2VudC52MS5TZWFyY2hTa2lsbHNSZXNwb25zZSI2goAZDHNraWxsX3NlYXJjaILT5JMCIDoBKiIbL2FwaS92MS9hZ2VudC9za2lsbHMvc2VhcmNoEnsKCkxpc3RTa2lsbHMSGy5hZ2VudC52MS5MaXN0U2tpbGxzUmVxdWVzdBocLmFnZW50LnYxLkxpc3RTa2lsbHNSZXNwb25zZSIygoAZCnNraWxsX2xpc3SC0+STAh46ASoiGS9hcGkvdjEvYWdlbnQvc2tpbGxzL2xpc3QSxgEKC1VwZGF0ZVNraWxsEhwuYWdlbnQudjEuVXBkYXRlU2tpbGxSZXF1ZXN0Gh0uYWdlbnQudjEuVXBkYXRlU2tpbGxSZXNwb25zZSJ6goAZDHNraWxsX3VwZGF0ZYqAGQlub3RfZm91bmSKgBkQdmVyc2lvbl9jb25mbGljdIqAGQ9DT1BZTEVGVF9MT0NLRUSKgBkMY29zdF9jZWlsaW5ngtPkkwIgOgEqIhsvYXBpL3YxL2FnZW50L3NraWxscy91cGRhdGUSngEKDkRlcHJlY2F0ZVNraWxsEh8uYWdlbnQudjEuRGVwcmVjYXRlU2tpbGxSZXF1ZXN0GiAuYWdlbnQudjEuRGVwcmVjYXRlU2tpbGxSZXNwb25zZSJJioAZCW5vdF9mb3VuZIqAGQ9DT1BZTEVGVF9MT0NLRUSC0+STAiM6ASoiHi9hcGkvdjEvYWdlbnQvc2tpbGxzL2RlcHJlY2F0ZRLKAQoLSW1wb3J0U2tpbGwSHC5hZ2VudC52MS5JbXBvcnRTa2lsbFJlcXVlc3QaHS5hZ2VudC52MS5JbXBvcnRTa2lsbFJlc3BvbnNlIn6CgBkMc2tpbGxfaW1wb3J0ioAZDmFscmVhZHlfZXhpc3RzioAZD0NPUFlMRUZUX0xPQ0tFRIqAGQ9xdW90YV9leGhhdXN0ZWSKgBkMY29zdF9jZWlsaW5ngtPkkwIgOgEqIhsvYXBpL3YxL2FnZW50L3NraWxscy9pbXBvcnQSjwEKC0V4cG9ydFNraWxsEhwuYWdlbnQudjEuRXhwb3J0U2tpbGxSZXF1ZXN0Gh0uYWdlbnQudjEuRXhwb3J0U2tpbGxSZXNwb25zZSJDgoAZDHNraWxsX2V4cG9ydIqAGQlub3RfZm91bmSC0+STAiA6ASoiGy9hcGkvdjEvYWdlbnQvc2tpbGxzL2V4cG9ydBKiAQoMUHVibGlzaFNraWxsEh0uYWdlbnQudjEuUHVibGlzaFNraWxsUmVxdWVzdBoeLmFnZW50LnYxLlB1Ymxpc2hTa2lsbFJlc3BvbnNlIlOKgBkUTUFSS0VUUExBQ0VfRElTQUJMRUSKgBkJbm90X2ZvdW5kgtPkkwIoOgEqIiMvYXBpL3YxL2FnZW50L3NraWxscy9wdWJsaXNoLXB1YmxpYxK2AQoOVW5wdWJsaXNoU2tpbGwSHy5hZ2VudC52MS5VbnB1Ymxpc2hTa2lsbFJlcXVlc3QaIC5hZ2VudC52MS5VbnB1Ymxpc2hTa2lsbFJlc3BvbnNlImGKgBkUTUFSS0VUUExBQ0VfRElTQUJMRUSKgBkJbm90X2ZvdW5kioAZD0NPUFlMRUZUX0xPQ0tFRILT5JMCIzoBKiIeL2FwaS92MS9hZ2VudC9za2lsbHMvdW5wdWJsaXNoEp0BCglZYW5rU2tpbGwSGi5hZ2VudC52MS5ZYW5rU2tpbGxSZXF1ZXN0GhsuYWdlbnQudjEuWWFua1NraWxsUmVzcG9uc2UiV4KAGQpza2lsbF95YW5rioAZFE1BUktFVFBMQUNFX0RJU0FCTEVEioAZCW5vdF9mb3VuZILT5JMCHjoBKiIZL2FwaS92MS9hZ2VudC9za2lsbHMveWFuaxLOAQoMVXBncmFkZVNraWxsEh0uYWdlbnQudjEuVXBncmFkZVNraWxsUmVxdWVzdBoeLmFnZW50LnYxLlVwZ3JhZGVTa2lsbFJlc3BvbnNlIn+CgBkNc2tpbGxfdXBncmFkZYqAGRRNQVJLRVRQTEFDRV9ESVNBQkxFRIqAGQlub3RfZm91bmSKgBkOVkVSU0lPTl9ZQU5LRUSKgBkMY29zdF9jZWlsaW5ngtPkkwIhOgEqIhwvYXBpL3YxL2FnZW50L3NraWxscy91cGdyYWRlQk8KFWRldi5hZ2VudG1lbS5hZ2VudC52MVABWiBhZ2VudG1lbS9nZW4vZ28vYWdlbnQvdjE7YWdlbnR2MaoCEUFnZW50TWVtLkFnZW50LlYxYgZwcm90bzM", [file_agent_v1_errors, file_agent_v1_mcp, file_google_api_annotations, file_google_api_field_behavior, file_google_protobuf_field_mask, file_google_protobuf_struct, file_agent_v1_recall]);
 
 /**
  * A file bundled with a skill (scripts/, references/, assets/...).
@@ -257,6 +257,20 @@ export type Skill = Message<"agent.v1.Skill"> & {
    * @generated from field: optional agent.v1.ListingState listing_state = 28;
    */
   listingState?: ListingState | undefined;
+
+  /**
+   * An installed copy: the newest good published version, when it is newer than the copy's.
+   *
+   * @generated from field: optional agent.v1.VersionRef update_available = 29;
+   */
+  updateAvailable?: VersionRef | undefined;
+
+  /**
+   * An installed copy of a yanked version: why, when, and the version to move to.
+   *
+   * @generated from field: optional agent.v1.Yank yanked = 30;
+   */
+  yanked?: Yank | undefined;
 };
 
 /**
@@ -323,6 +337,13 @@ export type InstalledFrom = Message<"agent.v1.InstalledFrom"> & {
    * @generated from field: int32 version = 2;
    */
   version: number;
+
+  /**
+   * SHA-256 of that version's canonical form (docs/reference/skill-digest.md), hex.
+   *
+   * @generated from field: string digest = 3;
+   */
+  digest: string;
 };
 
 /**
@@ -331,6 +352,148 @@ export type InstalledFrom = Message<"agent.v1.InstalledFrom"> & {
  */
 export const InstalledFromSchema: GenMessage<InstalledFrom> = /*@__PURE__*/
   messageDesc(file_agent_v1_skill, 3);
+
+/**
+ * A published version named by number and digest.
+ *
+ * @generated from message agent.v1.VersionRef
+ */
+export type VersionRef = Message<"agent.v1.VersionRef"> & {
+  /**
+   * @generated from field: int32 version = 1;
+   */
+  version: number;
+
+  /**
+   * SHA-256 of the version's canonical form, hex.
+   *
+   * @generated from field: string digest = 2;
+   */
+  digest: string;
+};
+
+/**
+ * Describes the message agent.v1.VersionRef.
+ * Use `create(VersionRefSchema)` to create a new message.
+ */
+export const VersionRefSchema: GenMessage<VersionRef> = /*@__PURE__*/
+  messageDesc(file_agent_v1_skill, 4);
+
+/**
+ * A published version its author (or an admin) withdrew.
+ *
+ * @generated from message agent.v1.Yank
+ */
+export type Yank = Message<"agent.v1.Yank"> & {
+  /**
+   * @generated from field: string reason = 1;
+   */
+  reason: string;
+
+  /**
+   * ISO 8601 UTC timestamp.
+   *
+   * @generated from field: string at = 2;
+   */
+  at: string;
+
+  /**
+   * On an installed copy: the newest good version to move to, when there is one.
+   *
+   * @generated from field: optional agent.v1.VersionRef move_to = 3;
+   */
+  moveTo?: VersionRef | undefined;
+};
+
+/**
+ * Describes the message agent.v1.Yank.
+ * Use `create(YankSchema)` to create a new message.
+ */
+export const YankSchema: GenMessage<Yank> = /*@__PURE__*/
+  messageDesc(file_agent_v1_skill, 5);
+
+/**
+ * One match of the offline safety scan (docs/explanation/skill-safety-scan.md).
+ *
+ * @generated from message agent.v1.ScanFinding
+ */
+export type ScanFinding = Message<"agent.v1.ScanFinding"> & {
+  /**
+   * The rule's name, e.g. download-and-execute.
+   *
+   * @generated from field: string rule = 1;
+   */
+  rule: string;
+
+  /**
+   * @generated from field: agent.v1.FindingSeverity severity = 2;
+   */
+  severity: FindingSeverity;
+
+  /**
+   * SKILL.md or a bundled file's path.
+   *
+   * @generated from field: string file = 3;
+   */
+  file: string;
+
+  /**
+   * 1-based line.
+   *
+   * @generated from field: int32 line = 4;
+   */
+  line: number;
+
+  /**
+   * The matched text, at most 120 characters, control and invisible characters escaped.
+   *
+   * @generated from field: string excerpt = 5;
+   */
+  excerpt: string;
+
+  /**
+   * What the rule looks for.
+   *
+   * @generated from field: string message = 6;
+   */
+  message: string;
+};
+
+/**
+ * Describes the message agent.v1.ScanFinding.
+ * Use `create(ScanFindingSchema)` to create a new message.
+ */
+export const ScanFindingSchema: GenMessage<ScanFinding> = /*@__PURE__*/
+  messageDesc(file_agent_v1_skill, 6);
+
+/**
+ * A frontmatter field an upgrade changes, its values as JSON text.
+ *
+ * @generated from message agent.v1.FieldChange
+ */
+export type FieldChange = Message<"agent.v1.FieldChange"> & {
+  /**
+   * @generated from field: string field = 1;
+   */
+  field: string;
+
+  /**
+   * @generated from field: string before = 2;
+   */
+  before: string;
+
+  /**
+   * @generated from field: string after = 3;
+   */
+  after: string;
+};
+
+/**
+ * Describes the message agent.v1.FieldChange.
+ * Use `create(FieldChangeSchema)` to create a new message.
+ */
+export const FieldChangeSchema: GenMessage<FieldChange> = /*@__PURE__*/
+  messageDesc(file_agent_v1_skill, 7);
 
 /**
  * @generated from message agent.v1.CreateSkillRequest
@@ -427,7 +590,7 @@ export type CreateSkillRequest = Message<"agent.v1.CreateSkillRequest"> & {
  * Use `create(CreateSkillRequestSchema)` to create a new message.
  */
 export const CreateSkillRequestSchema: GenMessage<CreateSkillRequest> = /*@__PURE__*/
-  messageDesc(file_agent_v1_skill, 4);
+  messageDesc(file_agent_v1_skill, 8);
 
 /**
  * @generated from message agent.v1.CreateSkillResponse
@@ -444,7 +607,7 @@ export type CreateSkillResponse = Message<"agent.v1.CreateSkillResponse"> & {
  * Use `create(CreateSkillResponseSchema)` to create a new message.
  */
 export const CreateSkillResponseSchema: GenMessage<CreateSkillResponse> = /*@__PURE__*/
-  messageDesc(file_agent_v1_skill, 5);
+  messageDesc(file_agent_v1_skill, 9);
 
 /**
  * Names a skill by id or by slug (one of them).
@@ -479,7 +642,7 @@ export type GetSkillRequest = Message<"agent.v1.GetSkillRequest"> & {
  * Use `create(GetSkillRequestSchema)` to create a new message.
  */
 export const GetSkillRequestSchema: GenMessage<GetSkillRequest> = /*@__PURE__*/
-  messageDesc(file_agent_v1_skill, 6);
+  messageDesc(file_agent_v1_skill, 10);
 
 /**
  * @generated from message agent.v1.GetSkillResponse
@@ -496,7 +659,7 @@ export type GetSkillResponse = Message<"agent.v1.GetSkillResponse"> & {
  * Use `create(GetSkillResponseSchema)` to create a new message.
  */
 export const GetSkillResponseSchema: GenMessage<GetSkillResponse> = /*@__PURE__*/
-  messageDesc(file_agent_v1_skill, 7);
+  messageDesc(file_agent_v1_skill, 11);
 
 /**
  * @generated from message agent.v1.SearchSkillsRequest
@@ -566,7 +729,7 @@ export type SearchSkillsRequest = Message<"agent.v1.SearchSkillsRequest"> & {
  * Use `create(SearchSkillsRequestSchema)` to create a new message.
  */
 export const SearchSkillsRequestSchema: GenMessage<SearchSkillsRequest> = /*@__PURE__*/
-  messageDesc(file_agent_v1_skill, 8);
+  messageDesc(file_agent_v1_skill, 12);
 
 /**
  * Timings of a skill search.
@@ -601,7 +764,7 @@ export type SkillSearchMeta = Message<"agent.v1.SkillSearchMeta"> & {
  * Use `create(SkillSearchMetaSchema)` to create a new message.
  */
 export const SkillSearchMetaSchema: GenMessage<SkillSearchMeta> = /*@__PURE__*/
-  messageDesc(file_agent_v1_skill, 9);
+  messageDesc(file_agent_v1_skill, 13);
 
 /**
  * @generated from message agent.v1.SearchSkillsResponse
@@ -625,7 +788,7 @@ export type SearchSkillsResponse = Message<"agent.v1.SearchSkillsResponse"> & {
  * Use `create(SearchSkillsResponseSchema)` to create a new message.
  */
 export const SearchSkillsResponseSchema: GenMessage<SearchSkillsResponse> = /*@__PURE__*/
-  messageDesc(file_agent_v1_skill, 10);
+  messageDesc(file_agent_v1_skill, 14);
 
 /**
  * @generated from message agent.v1.ListSkillsRequest
@@ -686,6 +849,13 @@ export type ListSkillsRequest = Message<"agent.v1.ListSkillsRequest"> & {
    * @generated from field: string page_token = 8;
    */
   pageToken: string;
+
+  /**
+   * Only installed copies of a yanked version.
+   *
+   * @generated from field: bool yanked = 9;
+   */
+  yanked: boolean;
 };
 
 /**
@@ -693,7 +863,7 @@ export type ListSkillsRequest = Message<"agent.v1.ListSkillsRequest"> & {
  * Use `create(ListSkillsRequestSchema)` to create a new message.
  */
 export const ListSkillsRequestSchema: GenMessage<ListSkillsRequest> = /*@__PURE__*/
-  messageDesc(file_agent_v1_skill, 11);
+  messageDesc(file_agent_v1_skill, 15);
 
 /**
  * @generated from message agent.v1.ListSkillsResponse
@@ -719,7 +889,7 @@ export type ListSkillsResponse = Message<"agent.v1.ListSkillsResponse"> & {
  * Use `create(ListSkillsResponseSchema)` to create a new message.
  */
 export const ListSkillsResponseSchema: GenMessage<ListSkillsResponse> = /*@__PURE__*/
-  messageDesc(file_agent_v1_skill, 12);
+  messageDesc(file_agent_v1_skill, 16);
 
 /**
  * Names the skill by id or slug; applies the fields given (non-empty lists and
@@ -840,7 +1010,7 @@ export type UpdateSkillRequest = Message<"agent.v1.UpdateSkillRequest"> & {
  * Use `create(UpdateSkillRequestSchema)` to create a new message.
  */
 export const UpdateSkillRequestSchema: GenMessage<UpdateSkillRequest> = /*@__PURE__*/
-  messageDesc(file_agent_v1_skill, 13);
+  messageDesc(file_agent_v1_skill, 17);
 
 /**
  * @generated from message agent.v1.UpdateSkillResponse
@@ -857,7 +1027,7 @@ export type UpdateSkillResponse = Message<"agent.v1.UpdateSkillResponse"> & {
  * Use `create(UpdateSkillResponseSchema)` to create a new message.
  */
 export const UpdateSkillResponseSchema: GenMessage<UpdateSkillResponse> = /*@__PURE__*/
-  messageDesc(file_agent_v1_skill, 14);
+  messageDesc(file_agent_v1_skill, 18);
 
 /**
  * @generated from message agent.v1.DeprecateSkillRequest
@@ -893,7 +1063,7 @@ export type DeprecateSkillRequest = Message<"agent.v1.DeprecateSkillRequest"> & 
  * Use `create(DeprecateSkillRequestSchema)` to create a new message.
  */
 export const DeprecateSkillRequestSchema: GenMessage<DeprecateSkillRequest> = /*@__PURE__*/
-  messageDesc(file_agent_v1_skill, 15);
+  messageDesc(file_agent_v1_skill, 19);
 
 /**
  * @generated from message agent.v1.DeprecateSkillResponse
@@ -910,7 +1080,7 @@ export type DeprecateSkillResponse = Message<"agent.v1.DeprecateSkillResponse"> 
  * Use `create(DeprecateSkillResponseSchema)` to create a new message.
  */
 export const DeprecateSkillResponseSchema: GenMessage<DeprecateSkillResponse> = /*@__PURE__*/
-  messageDesc(file_agent_v1_skill, 16);
+  messageDesc(file_agent_v1_skill, 20);
 
 /**
  * @generated from message agent.v1.ImportSkillRequest
@@ -950,7 +1120,7 @@ export type ImportSkillRequest = Message<"agent.v1.ImportSkillRequest"> & {
  * Use `create(ImportSkillRequestSchema)` to create a new message.
  */
 export const ImportSkillRequestSchema: GenMessage<ImportSkillRequest> = /*@__PURE__*/
-  messageDesc(file_agent_v1_skill, 17);
+  messageDesc(file_agent_v1_skill, 21);
 
 /**
  * Something imported that the Agent Skills specification does not define.
@@ -974,7 +1144,7 @@ export type ImportWarning = Message<"agent.v1.ImportWarning"> & {
  * Use `create(ImportWarningSchema)` to create a new message.
  */
 export const ImportWarningSchema: GenMessage<ImportWarning> = /*@__PURE__*/
-  messageDesc(file_agent_v1_skill, 18);
+  messageDesc(file_agent_v1_skill, 22);
 
 /**
  * @generated from message agent.v1.ImportSkillResponse
@@ -996,6 +1166,13 @@ export type ImportSkillResponse = Message<"agent.v1.ImportSkillResponse"> & {
    * @generated from field: repeated agent.v1.ImportWarning warnings = 3;
    */
   warnings: ImportWarning[];
+
+  /**
+   * The offline safety scan of SKILL.md and the files; on import they only warn.
+   *
+   * @generated from field: repeated agent.v1.ScanFinding findings = 4;
+   */
+  findings: ScanFinding[];
 };
 
 /**
@@ -1003,7 +1180,7 @@ export type ImportSkillResponse = Message<"agent.v1.ImportSkillResponse"> & {
  * Use `create(ImportSkillResponseSchema)` to create a new message.
  */
 export const ImportSkillResponseSchema: GenMessage<ImportSkillResponse> = /*@__PURE__*/
-  messageDesc(file_agent_v1_skill, 19);
+  messageDesc(file_agent_v1_skill, 23);
 
 /**
  * @generated from message agent.v1.ExportSkillRequest
@@ -1036,7 +1213,7 @@ export type ExportSkillRequest = Message<"agent.v1.ExportSkillRequest"> & {
  * Use `create(ExportSkillRequestSchema)` to create a new message.
  */
 export const ExportSkillRequestSchema: GenMessage<ExportSkillRequest> = /*@__PURE__*/
-  messageDesc(file_agent_v1_skill, 20);
+  messageDesc(file_agent_v1_skill, 24);
 
 /**
  * @generated from message agent.v1.ExportSkillResponse
@@ -1067,7 +1244,7 @@ export type ExportSkillResponse = Message<"agent.v1.ExportSkillResponse"> & {
  * Use `create(ExportSkillResponseSchema)` to create a new message.
  */
 export const ExportSkillResponseSchema: GenMessage<ExportSkillResponse> = /*@__PURE__*/
-  messageDesc(file_agent_v1_skill, 21);
+  messageDesc(file_agent_v1_skill, 25);
 
 /**
  * Names your skill by id or slug (one of them).
@@ -1091,7 +1268,7 @@ export type PublishSkillRequest = Message<"agent.v1.PublishSkillRequest"> & {
  * Use `create(PublishSkillRequestSchema)` to create a new message.
  */
 export const PublishSkillRequestSchema: GenMessage<PublishSkillRequest> = /*@__PURE__*/
-  messageDesc(file_agent_v1_skill, 22);
+  messageDesc(file_agent_v1_skill, 26);
 
 /**
  * @generated from message agent.v1.PublishSkillResponse
@@ -1108,6 +1285,24 @@ export type PublishSkillResponse = Message<"agent.v1.PublishSkillResponse"> & {
    * @generated from field: string terms_version = 2;
    */
   termsVersion: string;
+
+  /**
+   * The published version's digest and safety findings; held when a critical
+   * finding keeps it out of the marketplace until an admin clears it.
+   *
+   * @generated from field: agent.v1.VersionRef published = 3;
+   */
+  published?: VersionRef | undefined;
+
+  /**
+   * @generated from field: repeated agent.v1.ScanFinding findings = 4;
+   */
+  findings: ScanFinding[];
+
+  /**
+   * @generated from field: bool held = 5;
+   */
+  held: boolean;
 };
 
 /**
@@ -1115,7 +1310,7 @@ export type PublishSkillResponse = Message<"agent.v1.PublishSkillResponse"> & {
  * Use `create(PublishSkillResponseSchema)` to create a new message.
  */
 export const PublishSkillResponseSchema: GenMessage<PublishSkillResponse> = /*@__PURE__*/
-  messageDesc(file_agent_v1_skill, 23);
+  messageDesc(file_agent_v1_skill, 27);
 
 /**
  * Names your skill by id or slug (one of them).
@@ -1139,7 +1334,7 @@ export type UnpublishSkillRequest = Message<"agent.v1.UnpublishSkillRequest"> & 
  * Use `create(UnpublishSkillRequestSchema)` to create a new message.
  */
 export const UnpublishSkillRequestSchema: GenMessage<UnpublishSkillRequest> = /*@__PURE__*/
-  messageDesc(file_agent_v1_skill, 24);
+  messageDesc(file_agent_v1_skill, 28);
 
 /**
  * @generated from message agent.v1.UnpublishSkillResponse
@@ -1156,7 +1351,162 @@ export type UnpublishSkillResponse = Message<"agent.v1.UnpublishSkillResponse"> 
  * Use `create(UnpublishSkillResponseSchema)` to create a new message.
  */
 export const UnpublishSkillResponseSchema: GenMessage<UnpublishSkillResponse> = /*@__PURE__*/
-  messageDesc(file_agent_v1_skill, 25);
+  messageDesc(file_agent_v1_skill, 29);
+
+/**
+ * @generated from message agent.v1.YankSkillRequest
+ */
+export type YankSkillRequest = Message<"agent.v1.YankSkillRequest"> & {
+  /**
+   * Your public skill's id or slug (one of them).
+   *
+   * @generated from field: optional string id = 1;
+   */
+  id?: string | undefined;
+
+  /**
+   * @generated from field: optional string slug = 2;
+   */
+  slug?: string | undefined;
+
+  /**
+   * The published version to withdraw.
+   *
+   * @generated from field: int32 version = 3;
+   */
+  version: number;
+
+  /**
+   * Why, 1 to 1024 characters; installers see it.
+   *
+   * @generated from field: string reason = 4;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message agent.v1.YankSkillRequest.
+ * Use `create(YankSkillRequestSchema)` to create a new message.
+ */
+export const YankSkillRequestSchema: GenMessage<YankSkillRequest> = /*@__PURE__*/
+  messageDesc(file_agent_v1_skill, 30);
+
+/**
+ * @generated from message agent.v1.YankSkillResponse
+ */
+export type YankSkillResponse = Message<"agent.v1.YankSkillResponse"> & {
+  /**
+   * @generated from field: int32 version = 1;
+   */
+  version: number;
+
+  /**
+   * @generated from field: agent.v1.Yank yank = 2;
+   */
+  yank?: Yank | undefined;
+
+  /**
+   * Installed copies of the version in other workspaces.
+   *
+   * @generated from field: int32 installed_copies = 3;
+   */
+  installedCopies: number;
+};
+
+/**
+ * Describes the message agent.v1.YankSkillResponse.
+ * Use `create(YankSkillResponseSchema)` to create a new message.
+ */
+export const YankSkillResponseSchema: GenMessage<YankSkillResponse> = /*@__PURE__*/
+  messageDesc(file_agent_v1_skill, 31);
+
+/**
+ * @generated from message agent.v1.UpgradeSkillRequest
+ */
+export type UpgradeSkillRequest = Message<"agent.v1.UpgradeSkillRequest"> & {
+  /**
+   * Your installed copy's id or slug (one of them).
+   *
+   * @generated from field: optional string id = 1;
+   */
+  id?: string | undefined;
+
+  /**
+   * @generated from field: optional string slug = 2;
+   */
+  slug?: string | undefined;
+
+  /**
+   * The published version to move to; the newest good one when absent.
+   *
+   * @generated from field: optional int32 version = 3;
+   */
+  version?: number | undefined;
+
+  /**
+   * Only answer what would change.
+   *
+   * @generated from field: bool dry_run = 4;
+   */
+  dryRun: boolean;
+};
+
+/**
+ * Describes the message agent.v1.UpgradeSkillRequest.
+ * Use `create(UpgradeSkillRequestSchema)` to create a new message.
+ */
+export const UpgradeSkillRequestSchema: GenMessage<UpgradeSkillRequest> = /*@__PURE__*/
+  messageDesc(file_agent_v1_skill, 32);
+
+/**
+ * @generated from message agent.v1.UpgradeSkillResponse
+ */
+export type UpgradeSkillResponse = Message<"agent.v1.UpgradeSkillResponse"> & {
+  /**
+   * The copy as it is after the call (unchanged with dry_run).
+   *
+   * @generated from field: agent.v1.Skill skill = 1;
+   */
+  skill?: Skill | undefined;
+
+  /**
+   * @generated from field: agent.v1.VersionRef from = 2;
+   */
+  from?: VersionRef | undefined;
+
+  /**
+   * @generated from field: agent.v1.VersionRef to = 3;
+   */
+  to?: VersionRef | undefined;
+
+  /**
+   * Frontmatter fields that differ.
+   *
+   * @generated from field: repeated agent.v1.FieldChange changes = 4;
+   */
+  changes: FieldChange[];
+
+  /**
+   * A unified diff of SKILL.md's body and the bundled files ("" when they are equal).
+   *
+   * @generated from field: string diff = 5;
+   */
+  diff: string;
+
+  /**
+   * False with dry_run, or when the copy already holds the version.
+   *
+   * @generated from field: bool applied = 6;
+   */
+  applied: boolean;
+};
+
+/**
+ * Describes the message agent.v1.UpgradeSkillResponse.
+ * Use `create(UpgradeSkillResponseSchema)` to create a new message.
+ */
+export const UpgradeSkillResponseSchema: GenMessage<UpgradeSkillResponse> = /*@__PURE__*/
+  messageDesc(file_agent_v1_skill, 33);
 
 /**
  * How far a skill can be relied on.
@@ -1302,6 +1652,39 @@ export const SkillSourceSchema: GenEnum<SkillSource> = /*@__PURE__*/
   enumDesc(file_agent_v1_skill, 3);
 
 /**
+ * How much a safety finding matters: a critical one holds the version for review.
+ *
+ * @generated from enum agent.v1.FindingSeverity
+ */
+export enum FindingSeverity {
+  /**
+   * @generated from enum value: FINDING_SEVERITY_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: FINDING_SEVERITY_CRITICAL = 1;
+   */
+  CRITICAL = 1,
+
+  /**
+   * @generated from enum value: FINDING_SEVERITY_WARNING = 2;
+   */
+  WARNING = 2,
+
+  /**
+   * @generated from enum value: FINDING_SEVERITY_INFO = 3;
+   */
+  INFO = 3,
+}
+
+/**
+ * Describes the enum agent.v1.FindingSeverity.
+ */
+export const FindingSeveritySchema: GenEnum<FindingSeverity> = /*@__PURE__*/
+  enumDesc(file_agent_v1_skill, 4);
+
+/**
  * Where a skill stands in the marketplace.
  *
  * @generated from enum agent.v1.ListingState
@@ -1332,13 +1715,21 @@ export enum ListingState {
    * @generated from enum value: LISTING_STATE_REMOVED = 3;
    */
   REMOVED = 3,
+
+  /**
+   * Its only published version has a critical safety finding: hidden until an
+   * admin clears it.
+   *
+   * @generated from enum value: LISTING_STATE_HELD = 4;
+   */
+  HELD = 4,
 }
 
 /**
  * Describes the enum agent.v1.ListingState.
  */
 export const ListingStateSchema: GenEnum<ListingState> = /*@__PURE__*/
-  enumDesc(file_agent_v1_skill, 4);
+  enumDesc(file_agent_v1_skill, 5);
 
 /**
  * The caller's own skill library: reusable capabilities made of a name, a
@@ -1457,6 +1848,31 @@ export const SkillService: GenService<{
     methodKind: "unary";
     input: typeof UnpublishSkillRequestSchema;
     output: typeof UnpublishSkillResponseSchema;
+  },
+  /**
+   * Withdraws one published version of your public skill: it can no longer be
+   * installed (FAILED_PRECONDITION naming the newest good version), stays
+   * readable to those who installed it, and their copies show `yanked`.
+   * Forks keep their lineage.
+   *
+   * @generated from rpc agent.v1.SkillService.YankSkill
+   */
+  yankSkill: {
+    methodKind: "unary";
+    input: typeof YankSkillRequestSchema;
+    output: typeof YankSkillResponseSchema;
+  },
+  /**
+   * Moves an installed copy to the latest good published version, or the one
+   * named, and answers with what changed: frontmatter fields and a unified diff
+   * of the body and files. With dry_run nothing is written.
+   *
+   * @generated from rpc agent.v1.SkillService.UpgradeSkill
+   */
+  upgradeSkill: {
+    methodKind: "unary";
+    input: typeof UpgradeSkillRequestSchema;
+    output: typeof UpgradeSkillResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_agent_v1_skill, 0);

@@ -15,6 +15,7 @@ import { Loading, Problem } from "../components/problem.js";
 import { enumLabel, enumOptions, InputError, num, when } from "../format.js";
 import { useAction, useLoad, type Action } from "../use-call.js";
 import { ListTable } from "../components/list-table.js";
+import { ScanFindings } from "../components/scan-findings.js";
 
 const duration = (seconds: number | undefined) =>
   seconds === undefined ? "—" : seconds < 3600 ? `${num(seconds / 60, 1)} min` : `${num(seconds / 3600, 1)} h`;
@@ -24,13 +25,14 @@ export function AdminModeration() {
   const [appealStatus, setAppealStatus] = useState<number>(AppealStatus.PENDING);
   const [round, setRound] = useState(0);
   const loaded = useLoad(async () => {
-    const [stats, reports, appeals, actions] = await Promise.all([
+    const [stats, reports, appeals, actions, held] = await Promise.all([
       api.moderation.getModerationStats({}),
       api.moderation.listReports({ status: reportStatus, pageSize: 100 }),
       api.moderation.listAppeals({ status: appealStatus, pageSize: 100 }),
       api.moderation.listModerationActions({ pageSize: 20 }),
+      api.moderation.listHeldVersions({}),
     ]);
-    return { stats, reports: reports.reports, moreReports: !!reports.nextPageToken, appeals: appeals.appeals, actions: actions.actions };
+    return { stats, reports: reports.reports, moreReports: !!reports.nextPageToken, appeals: appeals.appeals, actions: actions.actions, held: held.held };
   }, [reportStatus, appealStatus, round]);
   const action = useAction();
   // Every decision changes the queues and the stats: all are read again.
@@ -119,6 +121,24 @@ export function AdminModeration() {
           <ul class="cards" aria-label="Appeals">
             {d.appeals.map((a) => (
               <AppealCard key={a.id} appeal={a} action={action} decide={decide} />
+            ))}
+          </ul>
+
+          <h2>Held by the safety scan</h2>
+          {d.held.length === 0 && <p class="muted">No version waits for review.</p>}
+          <ul class="cards" aria-label="Versions held for review">
+            {d.held.map((h) => (
+              <li key={`${h.skillId}-${h.version?.version}`} class="card">
+                <p>
+                  {h.authorHandle}/{h.slug} version {h.version?.version} ({h.skillId}), published {when(h.version?.publishedAt)}
+                </p>
+                <ScanFindings findings={h.version?.findings ?? []} label={`Findings of ${h.slug} version ${h.version?.version}`} />
+                <div class="actions">
+                  <button type="button" disabled={action.busy} onClick={() => decide(() => api.moderation.clearSkillVersion({ id: h.skillId, version: h.version!.version }))}>
+                    Clear version {h.version?.version}
+                  </button>
+                </div>
+              </li>
             ))}
           </ul>
 

@@ -1,16 +1,27 @@
 import { useState } from "preact/hooks";
-import { ReportReason, ReportReasonSchema, ReportStatusSchema, type ReportSkillResponse } from "../../../../gen/agent/v1/marketplace_pb.js";
+import {
+  ReportReason,
+  ReportReasonSchema,
+  ReportStatusSchema,
+  VersionReviewSchema,
+  type MarketplaceVersion,
+  type ReportSkillResponse,
+} from "../../../../gen/agent/v1/marketplace_pb.js";
 import { ListingStateSchema, SkillMaturitySchema, type Skill } from "../../../../gen/agent/v1/skill_pb.js";
 import { api } from "../api.js";
 import { EnumSelect, Form, TextArea, TextField } from "../components/fields.js";
+import { ListTable } from "../components/list-table.js";
 import { Markdown } from "../components/markdown.js";
+import { ScanFindings } from "../components/scan-findings.js";
 import { Loading, Problem } from "../components/problem.js";
 import { enumLabel, enumOptions, InputError, when } from "../format.js";
 import { href } from "../router.js";
 import { useAction, useLoad } from "../use-call.js";
 
 export function MarketplaceDetailPage({ id }: { id: string }) {
-  const loaded = useLoad(async () => (await api.marketplace.getMarketplaceSkill({ id })).skill, [id]);
+  const [version, setVersion] = useState<number | undefined>(undefined);
+  const loaded = useLoad(async () => (await api.marketplace.getMarketplaceSkill({ id, version })).skill, [id, version]);
+  const versions = useLoad(async () => (await api.marketplace.listMarketplaceVersions({ id })).versions, [id]);
   // The caller's own listing is managed on its skill page: installing, forking or reporting it means nothing.
   const own = useLoad(async () => (await api.stats.getStats({})).authorHandle, []);
   const s = loaded.data;
@@ -27,11 +38,21 @@ export function MarketplaceDetailPage({ id }: { id: string }) {
           <p class="lead">{s.description}</p>
           <dl class="facts">
             <dt>Author</dt>
-            <dd>{s.authorHandle}</dd>
+            <dd>
+              {s.authorHandle}
+              {s.verified && <span class="badge"> verified</span>}
+            </dd>
             <dt>Slug</dt>
             <dd>{s.slug}</dd>
             <dt>Version</dt>
-            <dd>{s.version}</dd>
+            <dd>
+              {s.version}
+              {s.version !== s.latestVersion && ` (newest good: ${s.latestVersion})`}
+            </dd>
+            <dt>Digest</dt>
+            <dd>
+              <code class="digest" data-testid="digest">sha256:{s.digest}</code>
+            </dd>
             <dt>Maturity</dt>
             <dd>{enumLabel(SkillMaturitySchema, s.maturity)}</dd>
             <dt>License</dt>
@@ -64,12 +85,22 @@ export function MarketplaceDetailPage({ id }: { id: string }) {
           ) : (
             <p class="muted">An original, not a fork.</p>
           )}
+          {s.yanked && (
+            <p class="notice" role="status">
+              Version {s.version} was yanked {when(s.yanked.at)}: {s.yanked.reason}
+            </p>
+          )}
+          <h2>Safety scan</h2>
+          <ScanFindings findings={s.findings} label={`Safety findings of version ${s.version}`} />
+          <h2>Versions</h2>
+          <Problem problem={versions.problem} />
+          {versions.data && <VersionTable versions={versions.data} shown={s.version} onShow={setVersion} />}
           {own.data === s.authorHandle ? (
             <p class="panel" data-testid="own-listing">
               Your workspace publishes this skill: manage it on <a href={href("skills", s.id)}>its skill page</a>.
             </p>
           ) : (
-            !own.loading && <ListingActions id={s.id} />
+            !own.loading && <ListingActions id={s.id} version={version} />
           )}
           <h2>SKILL.md</h2>
           <Markdown text={s.content} label={`${s.name} SKILL.md`} />
@@ -89,7 +120,34 @@ export function MarketplaceDetailPage({ id }: { id: string }) {
   );
 }
 
-function ListingActions({ id }: { id: string }) {
+function VersionTable({ versions, shown, onShow }: { versions: MarketplaceVersion[]; shown: number; onShow(v: number): void }) {
+  return (
+    <ListTable label="Published versions, newest first" columns={["Version", "Published", "Review", "Findings", "Yanked", "Digest"]}>
+      {versions.map((v) => (
+        <tr key={v.version}>
+          <td>
+            {v.version === shown ? (
+              <strong>{v.version}</strong>
+            ) : (
+              <button type="button" aria-label={`Show version ${v.version}`} onClick={() => onShow(v.version)}>
+                {v.version}
+              </button>
+            )}
+          </td>
+          <td>{when(v.publishedAt)}</td>
+          <td>{enumLabel(VersionReviewSchema, v.review)}</td>
+          <td>{v.findings.length}</td>
+          <td>{v.yanked ? `${when(v.yanked.at)}: ${v.yanked.reason}` : "—"}</td>
+          <td>
+            <code>{v.digest.slice(0, 12)}</code>
+          </td>
+        </tr>
+      ))}
+    </ListTable>
+  );
+}
+
+function ListingActions({ id, version }: { id: string; version: number | undefined }) {
   const action = useAction();
   const [copy, setCopy] = useState<{ skill: Skill; what: string } | null>(null);
   const [fork, setFork] = useState({ slug: "", name: "" });
@@ -105,12 +163,13 @@ function ListingActions({ id }: { id: string }) {
           disabled={action.busy}
           onClick={() =>
             void action.run(async () => {
-              const installed = await api.marketplace.installSkill({ id });
-              if (installed.skill) setCopy({ skill: installed.skill, what: installed.created ? "Installed" : "Installed copy is up to date:" });
+              const installed = await api.marketplace.installSkill({ id, version });
+              const renamed = installed.slugTaken ? ` (as ${installed.skill?.slug}: ${installed.slugTaken} was taken)` : "";
+              if (installed.skill) setCopy({ skill: installed.skill, what: `${installed.created ? "Installed" : "Installed copy now holds this version:"}${renamed}` });
             })
           }
         >
-          Install
+          {version === undefined ? "Install" : `Install version ${version}`}
         </button>
       </div>
       <Form

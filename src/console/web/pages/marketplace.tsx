@@ -60,7 +60,9 @@ export function MarketplacePage() {
                   <a href={href("marketplace", s.id)}>{s.name}</a>
                 </h2>
                 <p class="muted">
-                  by {s.authorHandle} · version {s.version} · {s.installs} installs · {s.forks} forks
+                  by {s.authorHandle}
+                  {s.verified && <span class="badge"> verified</span>} · version {s.version} · {s.installs} installs · {s.forks} forks
+                  {s.findings > 0 && <> · {s.findings} safety warnings</>}
                   {s.similarity !== undefined && <> · similarity {num(s.similarity)}</>}
                 </p>
                 <p>{s.description}</p>

@@ -13,6 +13,7 @@ import {
 import { api } from "../api.js";
 import { download, zip } from "../components/download.js";
 import { Form, Select, TextArea } from "../components/fields.js";
+import { InstalledCopyPanel, YankForm } from "../components/installed-copy.js";
 import { Markdown } from "../components/markdown.js";
 import { Loading, Problem } from "../components/problem.js";
 import { enumLabel, when } from "../format.js";
@@ -177,7 +178,8 @@ function SkillActions({ skill, current, onChanged }: { skill: Skill; current: bo
           </button>
         )}
       </div>
-      {installed && <p class="muted">An installed copy is read-only; install again from the marketplace to update it.</p>}
+      {installed && current && skill.installedFrom && <InstalledCopyPanel skill={skill} onChanged={onChanged} />}
+      {current && !installed && skill.visibility === SkillVisibility.PUBLIC && skill.listingState !== undefined && <YankForm skill={skill} />}
       {removed && (
         <>
           <p class="notice">Moderators took this skill down from the marketplace. Ask them to review it:</p>
