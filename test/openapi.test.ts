@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { errorCodes } from "../src/errors/codes.js";
 import { getOption, hasOption } from "@bufbuild/protobuf";
 import { Validator } from "@seriousme/openapi-schema-validator";
@@ -243,19 +243,23 @@ describe("gen/openapi.json errors", () => {
   });
 });
 
-describe("gen/openapi.json and README", () => {
-  const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+describe("gen/openapi.json and the API reference (docs/reference/api/)", () => {
+  const apiDocs = new URL("../docs/reference/api/", import.meta.url);
+  const reference = readdirSync(apiDocs)
+    .filter((name) => name.endsWith(".md"))
+    .map((name) => readFileSync(new URL(name, apiDocs), "utf8"))
+    .join("\n");
 
-  it("names path parameters as README spells them", () => {
+  it("names path parameters as the reference spells them", () => {
     const documented = new Set(Object.keys(doc.paths));
-    const inReadme = [...readme.matchAll(/`(?:GET|POST|PUT|PATCH|DELETE) (\/api\/v1\/[^`?\s]*\{[^`?\s]*)/g)].map((m) => m[1]!);
+    const inReadme = [...reference.matchAll(/`(?:GET|POST|PUT|PATCH|DELETE) (\/api\/v1\/[^`?\s]*\{[^`?\s]*)/g)].map((m) => m[1]!);
     expect(inReadme.length).toBeGreaterThan(5);
     for (const path of inReadme) expect(documented, path).toContain(path);
     expect(documented).toContain("/api/v1/agent/recall/traces/{traceId}");
   });
 
-  it("has every field a memory carries in README's field list and in the Memory schema", () => {
-    const fieldList = readme.slice(readme.indexOf("\nFields: `content`"), readme.indexOf("Default confidence by source"));
+  it("has every field a memory carries in the reference's field list and in the Memory schema", () => {
+    const fieldList = reference.slice(reference.indexOf("\nFields: `content`"), reference.indexOf("Default confidence by source"));
     for (const name of Object.keys(doc.components.schemas.Memory.properties)) expect(fieldList, name).toContain(`\`${name}\``);
     expect(doc.components.schemas.Memory.properties.severity).toMatchObject({ enum: ["low", "medium", "high", "critical"] });
     expect(doc.components.schemas.MemoryInput.properties.severity).toMatchObject({ enum: ["low", "medium", "high", "critical"] });

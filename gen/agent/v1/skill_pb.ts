@@ -1358,13 +1358,15 @@ export const UnpublishSkillResponseSchema: GenMessage<UnpublishSkillResponse> = 
  */
 export type YankSkillRequest = Message<"agent.v1.YankSkillRequest"> & {
   /**
-   * Your public skill's id or slug (one of them).
+   * Your public skill's id (skl_...); give this or `slug`.
    *
    * @generated from field: optional string id = 1;
    */
   id?: string | undefined;
 
   /**
+   * Your public skill's slug; give this or `id`.
+   *
    * @generated from field: optional string slug = 2;
    */
   slug?: string | undefined;
@@ -1425,13 +1427,15 @@ export const YankSkillResponseSchema: GenMessage<YankSkillResponse> = /*@__PURE_
  */
 export type UpgradeSkillRequest = Message<"agent.v1.UpgradeSkillRequest"> & {
   /**
-   * Your installed copy's id or slug (one of them).
+   * Your installed copy's id (skl_...); give this or `slug`.
    *
    * @generated from field: optional string id = 1;
    */
   id?: string | undefined;
 
   /**
+   * Your installed copy's slug; give this or `id`.
+   *
    * @generated from field: optional string slug = 2;
    */
   slug?: string | undefined;
