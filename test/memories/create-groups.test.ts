@@ -1,10 +1,15 @@
 import { create } from "@bufbuild/protobuf";
 import { createContextValues, type HandlerContext } from "@connectrpc/connect";
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CreateMemoriesRequestSchema, CreateOutcome, MemoryType, type CreateMemoriesRequest } from "../../gen/agent/v1/memory_pb.js";
 import { principalKey } from "../../src/accounts/principal.js";
 import { groupedCreates } from "../../src/memories/create-groups.js";
 import type { CreateResponse } from "../../src/memories/create-receipt.js";
+import { spawnServer } from "../support/child-server.js";
+import { indexedIds } from "../support/indexed-ids.js";
 import { adminKey, backends, rest, startTestServer, type TestServer } from "../support/test-server.js";
 import { planEnv } from "../usage/limits-env.js";
 
@@ -119,4 +124,36 @@ describe.each(backends)("concurrent single creates through the server (%s)", (ba
     expect(answers.filter((a) => a.status === 200)).toHaveLength(5);
     expect(answers.filter((a) => a.status === 429)).toHaveLength(2);
   });
+});
+
+describe("single creates written together, then a kill -9", () => {
+  let dataDir: string;
+  beforeAll(async () => {
+    dataDir = await mkdtemp(path.join(os.tmpdir(), "agentmem-groups-kill-"));
+  });
+  afterAll(() => rm(dataDir, { recursive: true, force: true }));
+
+  it("lose none of the acknowledged memories: the next start has and indexes every one", async () => {
+    const { url: base, child } = await spawnServer({ PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, AGENTMEM_ADMIN_KEY: adminKey, INDEXER_ENABLED: "false" });
+    const keyRes = await fetch(`${base}/api/v1/admin/keys`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${adminKey}`, "content-type": "application/json" },
+      body: JSON.stringify({ workspace: "acme", container: "agent-1" }),
+    });
+    const { key } = (await keyRes.json()) as { key: string };
+    const call = rest(base, key);
+    const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => call("POST", memories, { content: `Server rack ${i} is in room B`, type: "fact" })));
+    expect(answers.map((a) => a.status)).toEqual(answers.map(() => 200));
+    child.kill("SIGKILL");
+    await new Promise((resolve) => child.once("exit", resolve));
+
+    const server = await startTestServer("pglite", { DATA_DIR: dataDir });
+    try {
+      await server.app.indexer.drain();
+      const indexed = await indexedIds(server.app.vectors);
+      for (const a of answers) expect(indexed).toContain(a.body.ids[0]);
+    } finally {
+      await server.close();
+    }
+  }, 90_000);
 });
