@@ -8,7 +8,7 @@ import { CreateMemoriesRequestSchema, CreateOutcome, MemoryType, type CreateMemo
 import { principalKey } from "../../src/accounts/principal.js";
 import { groupedCreates } from "../../src/memories/create-groups.js";
 import type { CreateResponse } from "../../src/memories/create-receipt.js";
-import { spawnServer } from "../support/child-server.js";
+import { killHard, spawnUnindexedServer } from "../support/child-server.js";
 import { indexedIds } from "../support/indexed-ids.js";
 import { adminKey, backends, rest, startTestServer, type TestServer } from "../support/test-server.js";
 import { planEnv } from "../usage/limits-env.js";
@@ -134,18 +134,11 @@ describe("single creates written together, then a kill -9", () => {
   afterAll(() => rm(dataDir, { recursive: true, force: true }));
 
   it("lose none of the acknowledged memories: the next start has and indexes every one", async () => {
-    const { url: base, child } = await spawnServer({ PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, AGENTMEM_ADMIN_KEY: adminKey, INDEXER_ENABLED: "false" });
-    const keyRes = await fetch(`${base}/api/v1/admin/keys`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${adminKey}`, "content-type": "application/json" },
-      body: JSON.stringify({ workspace: "acme", container: "agent-1" }),
-    });
-    const { key } = (await keyRes.json()) as { key: string };
+    const { url: base, child, key } = await spawnUnindexedServer(dataDir, adminKey);
     const call = rest(base, key);
     const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => call("POST", memories, { content: `Server rack ${i} is in room B`, type: "fact" })));
     expect(answers.map((a) => a.status)).toEqual(answers.map(() => 200));
-    child.kill("SIGKILL");
-    await new Promise((resolve) => child.once("exit", resolve));
+    await killHard(child);
 
     const server = await startTestServer("pglite", { DATA_DIR: dataDir });
     try {
