@@ -50,3 +50,25 @@ export function cpuByPhase(profile: CpuProfile, srcUrl: string): { byPhase: Map<
   });
   return { byPhase, totalUs };
 }
+
+/** The stage of a create a phase belongs to, for a short table. */
+const stages: Array<[string, RegExp]> = [
+  ["Postgres (PGlite statements)", /^\(lib @electric-sql\/pglite\)|^db\//],
+  ["contradiction finder and rules", /^memories\/contradictions\/|^\(lib (compromise|wink|efrt)/],
+  ["vector index (LanceDB calls, Arrow)", /^search\/vector\/|^\(lib (@lancedb|apache-arrow|flatbuffers)/],
+  ["embedding (model-process IPC, caches)", /^embeddings\/|^\(node:internal\/child_process\)/],
+  ["token counting", /^recall\/tokens|^\(lib (js-tiktoken|gpt-tokenizer|tiktoken)/],
+  ["usage meter", /^usage\//],
+  ["create logic (duplicates, receipts, grouping)", /^memories\//],
+  ["HTTP, routing, decoding, validation, auth, logs", /^transport\/|^validation|^accounts\/|^observability\/|^\(node:_http|^\(lib (fastify|pino|light-my-request|find-my-way|@bufbuild|@connectrpc)/],
+  ["garbage collection", /^\(gc\)/],
+];
+
+export function byStage(byPhase: Map<string, number>): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const [phase, us] of byPhase) {
+    const stage = stages.find(([, re]) => re.test(phase))?.[0] ?? "other (event loop, timers, Node internals)";
+    out.set(stage, (out.get(stage) ?? 0) + us);
+  }
+  return out;
+}
