@@ -26,6 +26,8 @@ interface Waiting {
 interface KeyQueue {
   waiting: Waiting[];
   running: number;
+  /** A start is scheduled for the next turn of the event loop. */
+  scheduled: boolean;
 }
 
 export interface CreateGroupOptions {
@@ -36,9 +38,16 @@ export interface CreateGroupOptions {
    * run, so neither the model process nor the event loop idles.
    */
   maxRunning: number;
+  /**
+   * Requests that must be waiting before a group starts beside one already running; fewer wait for it to
+   * end. A group's cost is mostly fixed, so groups of one or two beside another cost nearly as much as
+   * the requests written one by one (one group at a time took 27% less main-thread CPU per create than
+   * two at once, and doubled p95: docs/benchmarks/writes-and-peers.md).
+   */
+  besideAfter: number;
 }
 
-export const defaultCreateGroupOptions: CreateGroupOptions = { maxGroup: memoryLimits.batchSize, maxRunning: 2 };
+export const defaultCreateGroupOptions: CreateGroupOptions = { maxGroup: memoryLimits.batchSize, maxRunning: 2, besideAfter: 4 };
 
 /** A key's groups are formed from requests of one principal: one workspace, one key, one scope. */
 function groupKey(req: CreateMemoriesRequest, ctx: HandlerContext): string | null {
@@ -90,14 +99,17 @@ export function groupedCreates(createMemories: CreateMemoriesFn, opts: CreateGro
     group.forEach((w, i) => w.resolve(responseAt(res, i)));
   }
 
+  const startable = (queue: KeyQueue) =>
+    queue.running < opts.maxRunning && queue.waiting.length >= (queue.running === 0 ? 1 : opts.besideAfter);
+
   function startGroups(key: string, queue: KeyQueue): void {
-    while (queue.running < opts.maxRunning && queue.waiting.length > 0) {
+    while (startable(queue)) {
       const group = queue.waiting.splice(0, opts.maxGroup);
       queue.running++;
       void write(group).finally(() => {
         queue.running--;
-        if (queue.waiting.length > 0) startGroups(key, queue);
-        else if (queue.running === 0) queues.delete(key);
+        startGroups(key, queue);
+        if (queue.running === 0 && queue.waiting.length === 0 && !queue.scheduled) queues.delete(key);
       });
     }
   }
@@ -107,10 +119,16 @@ export function groupedCreates(createMemories: CreateMemoriesFn, opts: CreateGro
     if (key === null) return createMemories(req, ctx);
     return new Promise<CreateResponse>((resolve, reject) => {
       let queue = queues.get(key);
-      if (!queue) queues.set(key, (queue = { waiting: [], running: 0 }));
+      if (!queue) queues.set(key, (queue = { waiting: [], running: 0, scheduled: false }));
       queue.waiting.push({ req, ctx, resolve, reject });
+      if (queue.scheduled || !startable(queue)) return;
       // Requests of the same turn of the event loop (one client's pipelined calls) start together.
-      if (queue.waiting.length === 1 && queue.running < opts.maxRunning) setImmediate(() => startGroups(key, queue));
+      queue.scheduled = true;
+      const scheduled = queue;
+      setImmediate(() => {
+        scheduled.scheduled = false;
+        startGroups(key, scheduled);
+      });
     });
   };
 }

@@ -42,7 +42,7 @@ describe("grouping of concurrent single creates", () => {
 
   it("writes single creates of one key sent in the same turn as one batch, answering each its own part", async () => {
     const { calls, fn } = recorder();
-    const grouped = groupedCreates(fn, { maxGroup: 100, maxRunning: 1 });
+    const grouped = groupedCreates(fn, { maxGroup: 100, maxRunning: 1, besideAfter: 1 });
     const answers = await Promise.all(["a", "b", "c"].map((c) => grouped(single(c), ctxOf("k1"))));
     expect(calls).toEqual([3]);
     expect(answers.map((a) => a.ids)).toEqual([["id-a"], ["id-b"], ["id-c"]]);
@@ -51,13 +51,27 @@ describe("grouping of concurrent single creates", () => {
 
   it("groups requests that arrive while a group is written, up to maxGroup, and never mixes keys", async () => {
     const { calls, fn } = recorder();
-    const grouped = groupedCreates(fn, { maxGroup: 2, maxRunning: 1 });
+    const grouped = groupedCreates(fn, { maxGroup: 2, maxRunning: 1, besideAfter: 1 });
     const first = grouped(single("a"), ctxOf("k1"));
     await new Promise((r) => setImmediate(r));
     const rest = ["b", "c", "d"].map((c) => grouped(single(c), ctxOf("k1")));
     const other = grouped(single("e"), ctxOf("k2"));
     await Promise.all([first, ...rest, other]);
     expect(calls.sort()).toEqual([1, 1, 1, 2]);
+  });
+
+  it("starts a group beside a running one only once besideAfter requests wait", async () => {
+    const { calls, fn } = recorder();
+    const grouped = groupedCreates(fn, { maxGroup: 100, maxRunning: 2, besideAfter: 3 });
+    const first = grouped(single("a"), ctxOf("k1"));
+    await new Promise((r) => setImmediate(r));
+    const two = ["b", "c"].map((c) => grouped(single(c), ctxOf("k1")));
+    await new Promise((r) => setImmediate(r));
+    expect(calls).toEqual([1]);
+    const three = ["d", "e", "f"].map((c) => grouped(single(c), ctxOf("k1")));
+    await new Promise((r) => setImmediate(r));
+    expect(calls).toEqual([1, 5]);
+    await Promise.all([first, ...two, ...three]);
   });
 
   it("runs a request with an Idempotency-Key, a dry run or a batch alone", async () => {
