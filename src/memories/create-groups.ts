@@ -41,8 +41,9 @@ export interface CreateGroupOptions {
   /**
    * Requests that must be waiting before a group starts beside one already running; fewer wait for it to
    * end. A group's cost is mostly fixed, so groups of one or two beside another cost nearly as much as
-   * the requests written one by one (one group at a time took 27% less main-thread CPU per create than
-   * two at once, and doubled p95: docs/benchmarks/writes-and-peers.md).
+   * the requests written one by one. At 8 in flight, four took main-thread CPU per create from 10.2 to
+   * 7.0 ms and p95 from 649 to 516 ms against starting at once (2026-11, 2-core AMD EPYC, Node 20,
+   * bench/create-ab.ts; docs/benchmarks/writes-and-peers.md).
    */
   besideAfter: number;
 }
