@@ -6,6 +6,7 @@ import type { Database } from "../db/database.js";
 import { apiError, invalidRequest, notFound } from "../errors/api-error.js";
 import type { ContradictionFinder, FoundContradiction } from "./contradictions/finder.js";
 import { createMemories } from "./create-memories.js";
+import { groupedCreates } from "./create-groups.js";
 import { contradictionMessage } from "./create-receipt.js";
 import { encodeListCursor, parseListRequest, parseShadowedRequest } from "./list-rules.js";
 import { listMemories } from "./memory-list.js";
@@ -41,9 +42,10 @@ export interface MemoryServiceOptions {
 }
 
 export function memoryService(db: Database, opts: MemoryServiceOptions): ServiceImpl<typeof MemoryService> {
+  const createGrouped = groupedCreates((req, ctx) => createMemories({ db, ...opts }, req, ctx));
   return {
     async createMemories(req, ctx) {
-      const response = await createMemories({ db, ...opts }, req, ctx);
+      const response = await createGrouped(req, ctx);
       // A dry run wrote nothing.
       if (!response.dryRun) opts.afterWrite();
       return response;

@@ -110,6 +110,7 @@ export function createIndexer(
   let lastOptimizeMs = 0;
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
+  let notified = false;
 
   /** Reads the next queued jobs after `afterSeq` and embeds their memories; undefined when none are left. */
   async function prepare(afterSeq: string): Promise<PreparedBatch | undefined> {
@@ -275,9 +276,17 @@ export function createIndexer(
     backgroundDrain,
     /** Indexes one batch; returns how many queued jobs it completed (0 when the queue is empty). */
     step: indexBatch,
-    /** Called after writes: indexes soon, without delaying the response. */
+    /**
+     * Called after writes: indexes soon, without delaying the response. The writes answered in one turn of
+     * the event loop (a group of single creates) are looked at once.
+     */
     notify(): void {
-      if (!stopped) setImmediate(drainInBackground);
+      if (stopped || notified) return;
+      notified = true;
+      setImmediate(() => {
+        notified = false;
+        drainInBackground();
+      });
     },
     /** Queues every memory the index lacks and drops vectors of memories that no longer exist. */
     reconcile,

@@ -11,7 +11,7 @@ import { createIndexer, defaultIndexerOptions, idleFoldDue } from "../../src/sea
 import { openLanceSkillIndex } from "../../src/search/skills/lancedb-skill-index.js";
 import { createSkillIndexer } from "../../src/search/skills/skill-indexer.js";
 import type { VectorIndex } from "../../src/search/vector/vector-index.js";
-import { spawnServer } from "../support/child-server.js";
+import { killHard, spawnUnindexedServer } from "../support/child-server.js";
 import { adminKey, rest, startTestServer, type TestServer } from "../support/test-server.js";
 import { constantEmbedder } from "../support/constant-embedder.js";
 import { indexedIds } from "../support/indexed-ids.js";
@@ -339,17 +339,10 @@ describe("a node killed before indexing", () => {
 
   // Two server starts, the first a process of its own: 11 s alone, past 30 s beside the rest of the suite.
   it("loses nothing: the next start indexes what was committed", async () => {
-    const { url: base, child } = await spawnServer({ PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, AGENTMEM_ADMIN_KEY: adminKey, INDEXER_ENABLED: "false" });
-    const keyRes = await fetch(`${base}/api/v1/admin/keys`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${adminKey}`, "content-type": "application/json" },
-      body: JSON.stringify({ workspace: "acme", container: "agent-1" }),
-    });
-    const { key } = (await keyRes.json()) as { key: string };
+    const { url: base, child, key } = await spawnUnindexedServer(dataDir, adminKey);
     const created = await rest(base, key)("POST", "/api/v1/agent/memories", { content: "The espresso machine needs descaling monthly", type: "fact" });
     expect(created.status).toBe(200);
-    child.kill("SIGKILL");
-    await new Promise((resolve) => child.once("exit", resolve));
+    await killHard(child);
 
     const server = await startTestServer("pglite", { DATA_DIR: dataDir });
     try {

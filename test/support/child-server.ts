@@ -31,3 +31,24 @@ export function spawnServer(env: Record<string, string | undefined>, command: re
     });
   });
 }
+
+/**
+ * A server in a child process on `dataDir` without its indexer (what it commits stays queued), with an
+ * agent key of acme/agent-1: to kill it (SIGKILL) and check what the next start finds.
+ */
+export async function spawnUnindexedServer(dataDir: string, adminKey: string): Promise<ChildServer & { key: string }> {
+  const server = await spawnServer({ PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, AGENTMEM_ADMIN_KEY: adminKey, INDEXER_ENABLED: "false" });
+  const keyRes = await fetch(`${server.url}/api/v1/admin/keys`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${adminKey}`, "content-type": "application/json" },
+    body: JSON.stringify({ workspace: "acme", container: "agent-1" }),
+  });
+  const { key } = (await keyRes.json()) as { key: string };
+  return { ...server, key };
+}
+
+/** Kills a child server as a crash would, and waits until it has exited. */
+export async function killHard(child: ChildProcess): Promise<void> {
+  child.kill("SIGKILL");
+  await new Promise((resolve) => child.once("exit", resolve));
+}
