@@ -79,6 +79,8 @@ const maxReadChars = 400;
 const partsOfDay = new Set(["morning", "afternoon", "evening", "night", "noon", "midday", "lunchtime", "weekday", "weekend"]);
 const whenOf = (words: Word[]) => words.filter((w) => partsOfDay.has(w.lemma)).map((w) => w.lemma).join(" ");
 const personalPronouns = new Set(["i", "we", "she", "he"]);
+const monthNames = new Set(["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"]);
+const possessivePronouns = new Set(["his", "her"]);
 const unknownValues = new Set(["tbd", "tba", "unknown", "undecided", "unconfirmed"]);
 /** Leader verbs that say so only of a group: "runs the data team", not "runs Ubuntu". */
 const looseLeaderVerbs = new Set(["run", "manage", "own"]);
@@ -220,7 +222,15 @@ function withoutChangeTimes(words: Word[]): Word[] {
 
 function clauseFrame(raw: Word[], previous: Frame | null): Frame | null {
   const markers = markersOf(raw);
-  const words = withoutChangeTimes(raw);
+  const timed = withoutChangeTimes(raw);
+  // A date that is the value itself ("the close date is June 15", "expires on May 1") is kept.
+  const frame = framed(timed, markers, previous);
+  if (frame || timed.length === raw.length) return frame;
+  const dated = framed(raw, markers, previous);
+  return dated && !dated.past ? dated : null;
+}
+
+function framed(words: Word[], markers: Markers, previous: Frame | null): Frame | null {
   if (words.length < 2) return null;
   const verbAt = predicateIndex(words, previous !== null);
   if (verbAt < 0) return null;
@@ -237,7 +247,8 @@ function clauseFrame(raw: Word[], previous: Frame | null): Frame | null {
   let sawHave = false;
   while (i < words.length) {
     const w = words[i]!;
-    if (w.lemma === copula) {
+    // "got engaged", "got pushed back to March 19": a passive with "get".
+    if (w.lemma === copula || (w.lemma === "get" && words[i + 1]?.pos === "VERB" && isPast(words[i + 1]!))) {
       sawCopula = true;
       i++;
       continue;
@@ -263,10 +274,17 @@ function clauseFrame(raw: Word[], previous: Frame | null): Frame | null {
   if (!verb && !sawCopula) return null;
   // "X's N is V": N is an attribute of X ("the user's sister's address": of the user's sister). Before a
   // verb the whole phrase is the subject ("the user's sister lives in …").
-  const mark = verb ? -1 : subject.findLastIndex(possessive);
+  // A verb that only sets a value names no attribute: the possessed noun does ("Jonah's email changed to
+  // …", "Arjun's appointment got pushed back to …"); not for a person who moves ("Sam's manager moved to …").
+  const setsPossessed = verb !== "" && (setterVerbs.has(verb) || verb === "push") && !(verb === "move" || verb === "relocate" || verb === "transfer");
+  const mark = verb && !setsPossessed ? -1 : subject.findLastIndex(possessive);
   if (mark > 0) {
     entityWords = subject.slice(0, mark);
     possessed = subject.slice(mark + 1);
+  } else if (previous && possessivePronouns.has(subject[0]?.lower ?? "") && subject.length > 1 && (!verb || setsPossessed)) {
+    // "Sam pulled out of the Berlin Half; his target race is now …": the previous clause's subject's.
+    entityWords = [];
+    possessed = subject.slice(1);
   }
   // Phrasal verbs and prepositions: "took over", "reports to", "moved back to", "is based in".
   let prep = "";
@@ -318,6 +336,15 @@ function clauseFrame(raw: Word[], previous: Frame | null): Frame | null {
       // "The user is the tech lead", "Node 18 is the runtime": a role; left to the sentence rules.
       if (!prep && !byValue && rest[0] && determiners.has(rest[0].lower) && rest[0].lower !== "a" && rest[0].lower !== "an") return null;
     }
+  } else if (possessed.length > 0) {
+    // "Jonah's email changed to …": the attribute the possessed noun names, its value what the verb sets.
+    attr = nounAttribute(possessed);
+    predicate = `noun:${key(possessed)}`;
+  } else if (passive && verbWord && valueAttributes.has(verbWord.lower)) {
+    // "got engaged to Marco", "is now divorced": a participle that names a status of its attribute.
+    attr = attribute(valueAttributes.get(verbWord.lower)!);
+    predicate = "be";
+    valueWords = [verbWord];
   } else {
     const phrase = prep ? `${verb} ${prep.split(" ")[0]}` : verb;
     const fullPhrase = prep ? `${verb} ${prep}` : verb;
@@ -550,7 +577,7 @@ const key = (words: Word[]): string =>
 
 function kindOf(words: Word[]): ValueKind {
   if (words.length === 0) return "none";
-  if (words.some((w) => w.entity === "TIME" || weekdayNames.has(w.lemma.replace(/s$/, "")))) return "time";
+  if (words.some((w) => w.entity === "TIME" || weekdayNames.has(w.lemma.replace(/s$/, "")) || (w.entity === "DATE" && monthNames.has(w.lower)))) return "time";
   if (words.some((w) => w.pos === "NUM" || /\d/.test(w.text))) return "number";
   if (words.some((w) => w.pos === "PROPN")) return "name";
   return "word";

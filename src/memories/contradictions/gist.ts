@@ -1,3 +1,4 @@
+import { namedChangeOf, valueKeys, type NamedChange } from "./named-change.js";
 import type { Word } from "./nlp.js";
 import { additionPhrases, additionWords, changePhrases, changeVerbs, changeWords, tentativeLemmas, tentativeWords } from "./taxonomy.js";
 
@@ -42,6 +43,10 @@ export interface Gist {
   relations: Set<string>;
   /** Qualifiers that pick one of several alike attributes ("work" / "personal" email, "staging" / "production"). */
   qualifiers: Set<string>;
+  /** The old and new values it writes around a change marker ("Wed 4:30 → Thu 5:00", "instead of Dev"). */
+  named: NamedChange | null;
+  /** Its words as value keys (see named-change.ts), to find an old value another statement names. */
+  keys: Set<string>;
 }
 
 /** Particles that make a verb a change: "went up", "took over", "gave up", "handed over", "turned off". */
@@ -154,7 +159,8 @@ export function gistOf(words: readonly Word[], text: string): Gist {
   } else for (const t of topic) changed.add(t);
   const subjectNouns = words.slice(speakerWords, Math.max(speakerWords, firstVerb)).filter((w) => w.pos === "NOUN" || w.pos === "PROPN");
   const head = subjectNouns.length > 0 ? subjectNouns[subjectNouns.length - 1]!.lemma : null;
-  return { topic, subject, names, head, dated: datedOf(words), conversational, renewed, changed, changeKey, identifiers, change, addition, tentative, past, relations, qualifiers };
+  const named = namedChangeOf(text);
+  return { topic, subject, names, head, dated: datedOf(words), conversational, renewed, changed, changeKey, identifiers, change, addition, tentative, past, relations, qualifiers, named, keys: valueKeys(text) };
 }
 
 /** A word of a plan: "may", "will", "is considering"; not "is no longer considered allergic". */

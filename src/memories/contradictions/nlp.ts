@@ -93,5 +93,10 @@ function retag(words: Word[]): void {
       w.pos === "VERB" && next?.pos === "VERB" && (w.lower === w.lemma || w.lower.endsWith("s")) && before?.pos !== "AUX" && before?.pos !== "PART" && !w.punctuation
     ) w.pos = "NOUN";
     else if (w.pos === "VERB" && before?.lemma === "be" && w.lower === w.lemma && (next === undefined || w.punctuation)) w.pos = "NOUN";
+    // "the deal's expected close date", "the revised budget": a participle between a determiner or a
+    // possessive and a noun is an adjective.
+    else if (
+      w.pos === "VERB" && w.lower.endsWith("ed") && w.lower !== w.lemma && (before?.pos === "DET" || before?.lower === "'s") && (next?.pos === "NOUN" || next?.pos === "ADJ")
+    ) w.pos = "ADJ";
   });
 }

@@ -164,7 +164,7 @@ export function assessGist(older: Gist, newer: Gist, similarity: number): FrameA
   const change = newer.change ?? (renewed ? `new ${renewed}` : null);
   if (!change || newer.addition || newer.tentative || newer.past || older.tentative || newer.conversational || older.conversational) return null;
   // The same change told twice ("quit smoking in 2019" / "… five years ago") is no new one.
-  if (older.changeKey === newer.changeKey) return null;
+  if (newer.changeKey !== null && older.changeKey === newer.changeKey) return null;
   const shared = [...older.topic].filter((t) => newer.topic.has(t));
   // The change must act on the older statement's topic: not "switched the theme to dark mode in VS Code".
   if (shared.length === 0 || ![...newer.changed].some((t) => older.topic.has(t))) return null;
@@ -189,4 +189,20 @@ export function assessGist(older: Gist, newer: Gist, similarity: number): FrameA
   const onlyNames = shared.every((t) => older.names.has(t) && newer.names.has(t));
   if (similarity < (onlyNames ? namesOnlySimilarity : topicChangeSimilarity)) return { kind: "doubtful", reason };
   return { kind: "update", rule: "topic", reason, score: 0.75 };
+}
+
+/**
+ * A change that names the old value the older statement holds ("Wed 4:30 → Thu 5:00", "by Biome instead of
+ * ESLint and Prettier"), on a topic the two share besides the values. Not an addition, a plan, a past
+ * state or a line of conversation.
+ */
+export function assessNamedChange(older: Gist, newer: Gist): FrameAssessment | null {
+  const named = newer.named;
+  if (!named || newer.addition || newer.tentative || newer.past || newer.conversational || older.conversational) return null;
+  if (!named.old.every((k) => older.keys.has(k)) || named.value.every((k) => older.keys.has(k))) return null;
+  const values = new Set([...named.old, ...named.value]);
+  const context = [...newer.keys].filter((k) => older.keys.has(k) && !values.has(k) && k.length > 2 && !/\d/.test(k));
+  if (context.length === 0) return null;
+  const reason = `value of ${context.slice(0, 3).join(", ")}: ${quote(named.oldText)} → ${quote(named.valueText)} ("${named.marker}" names the old value)`;
+  return { kind: "update", rule: "change", reason, score: 0.85 };
 }
