@@ -413,7 +413,7 @@ function framed(words: Word[], markers: Markers, previous: Frame | null): Frame 
   }
   if (valueWords.length === 0 && !removes) return null;
   // A finite verb inside the value means the clause was misread ("the ledger deploy to the canary failed …").
-  if (!unknownValue && valueWords.some((w) => w.pos === "VERB" && isPast(w))) return null;
+  if (!unknownValue && valueWords.some((w) => w.pos === "VERB" && isPast(w) && !valueAttributes.has(w.lower))) return null;
   return {
     entity,
     entityText,

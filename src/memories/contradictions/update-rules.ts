@@ -21,6 +21,15 @@ export type FrameAssessment =
  */
 export const sameKindSimilarity = 0.7;
 
+/** Words that join an entity's parts: "the TLS certificate for api.example.com" is "the api.example.com TLS certificate". */
+const entityJoiners = new Set(["for", "of", "on", "at", "in"]);
+const entityWords = (e: string) => e.split(" ").filter((t) => !entityJoiners.has(t)).sort().join(" ");
+/** One entity written in either order: "TLS certificate for api.example.com" / "api.example.com TLS certificate". */
+export const sameEntity = (a: string, b: string): boolean => a === b || (a.includes(" ") && entityWords(a) === entityWords(b));
+
+const continents = new Set(["europe", "asia", "africa", "america", "oceania", "antarctica", "emea", "apac", "latam"]);
+const isContinent = (value: readonly string[]) => value.length <= 2 && value.some((t) => continents.has(t));
+
 const overlaps = (a: readonly string[], b: readonly string[]) => a.some((t) => b.includes(t));
 const sameTokens = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((t) => b.includes(t));
 /** One value holds the other: "Rotterdam" / "Rotterdam near Kralingse Plas" adds detail. */
@@ -33,7 +42,7 @@ const quote = (s: string) => (s.length > 60 ? `${s.slice(0, 57)}…` : s);
  * reads as a line of conversation, where only attributes the taxonomy names are trusted.
  */
 export function assessFrames(older: Frame, newer: Frame, similarity: number, conversation = false): FrameAssessment | null {
-  if (older.entity === "" || older.entity !== newer.entity) {
+  if (older.entity === "" || !sameEntity(older.entity, newer.entity)) {
     // Entities that share words ("builds for the billing service" / "billing service CI") may be one
     // thing phrased twice: the topic decides. Entities that share none are two.
     const a = older.entity.split(" ");
@@ -105,6 +114,8 @@ export function assessFrames(older: Frame, newer: Frame, similarity: number, con
   if (periods(older.value) !== periods(newer.value)) return { kind: "kept", reason: `another period: ${subject}` };
   const change = `${subject}: ${quote(older.valueText)} → ${quote(newer.valueText)}${newer.change ? ` (${newer.change})` : ""}`;
   if (older.value.length > maxValueTokens || newer.value.length > maxValueTokens) return { kind: "doubtful", reason: change };
+  // "is in Europe" / "is based in Warsaw": a continent and a place may be one place at two scales.
+  if (isContinent(older.value) !== isContinent(newer.value)) return { kind: "doubtful", reason: `${change} (a continent and a place within it?)` };
   // Two values are of one kind when both are times, or numbers of one unit, or one name's versions
   // ("PostgreSQL 14" / "PostgreSQL 16"); otherwise by the embedder's similarity of the two statements.
   const words = (v: readonly string[]) => v.filter((t) => !isNumber(t));
