@@ -1,5 +1,6 @@
 import { namedChangeOf, valueKeys, type NamedChange } from "./named-change.js";
 import type { Word } from "./nlp.js";
+import { typedValuesOf, type TypedValue } from "./typed-values.js";
 import { additionPhrases, additionWords, changePhrases, changeVerbs, changeWords, tentativeLemmas, tentativeWords } from "./taxonomy.js";
 
 // What a statement is about and whether it announces a change, for updates whose attribute no frame
@@ -47,6 +48,8 @@ export interface Gist {
   named: NamedChange | null;
   /** Its words as value keys (see named-change.ts), to find an old value another statement names. */
   keys: Set<string>;
+  /** Emails, phone numbers, street and web addresses it gives (see typed-values.ts). */
+  values: TypedValue[];
 }
 
 /** Particles that make a verb a change: "went up", "took over", "gave up", "handed over", "turned off". */
@@ -160,7 +163,7 @@ export function gistOf(words: readonly Word[], text: string): Gist {
   const subjectNouns = words.slice(speakerWords, Math.max(speakerWords, firstVerb)).filter((w) => w.pos === "NOUN" || w.pos === "PROPN");
   const head = subjectNouns.length > 0 ? subjectNouns[subjectNouns.length - 1]!.lemma : null;
   const named = namedChangeOf(text);
-  return { topic, subject, names, head, dated: datedOf(words), conversational, renewed, changed, changeKey, identifiers, change, addition, tentative, past, relations, qualifiers, named, keys: valueKeys(text) };
+  return { topic, subject, names, head, dated: datedOf(words), conversational, renewed, changed, changeKey, identifiers, change, addition, tentative, past, relations, qualifiers, named, keys: valueKeys(text), values: typedValuesOf(text) };
 }
 
 /** A word of a plan: "may", "will", "is considering"; not "is no longer considered allergic". */

@@ -72,8 +72,23 @@ export function wordsOf(text: string): Word[] {
     });
   });
   if (pending !== null && words.length > 0) words[words.length - 1]!.punctuation = true;
+  joinNegatedCompounds(words);
   retag(words);
   return words;
+}
+
+/** "won't-fix", "can't-reproduce" (read as "wo" + "n't-fix"): a status written as one word, not a "will not". */
+function joinNegatedCompounds(words: Word[]): void {
+  for (let i = words.length - 1; i > 0; i--) {
+    const w = words[i]!;
+    if (!/^n['’]t-\p{L}/u.test(w.lower)) continue;
+    const before = words[i - 1]!;
+    before.text += w.text;
+    before.lower = before.lemma = before.text.toLowerCase();
+    before.pos = "ADJ";
+    before.punctuation = w.punctuation;
+    words.splice(i, 1);
+  }
 }
 
 /**

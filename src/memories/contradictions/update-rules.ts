@@ -1,6 +1,7 @@
 import type { Frame } from "./frames.js";
 import { qualifiersClash, relationWords, type Gist } from "./gist.js";
 import { dietExcludes, periodWords } from "./taxonomy.js";
+import { onlyValueOf, type ValueForm } from "./typed-values.js";
 
 // Whether a newer statement updates an older one, read from their frames (see frames.ts): the same entity,
 // the same single-valued attribute and another value; or a change that names the old value. An addition,
@@ -216,4 +217,25 @@ export function assessNamedChange(older: Gist, newer: Gist): FrameAssessment | n
   if (context.length === 0) return null;
   const reason = `value of ${context.slice(0, 3).join(", ")}: ${quote(named.oldText)} → ${quote(named.valueText)} ("${named.marker}" names the old value)`;
   return { kind: "update", rule: "change", reason, score: 0.85 };
+}
+
+const valueForms: ValueForm[] = ["email", "phone", "street address", "web address"];
+
+/**
+ * Another value of one form (an email, a phone number, a street or web address) for the same person or
+ * thing, in a statement that says a change ("changed to", "is now", "has a new …"). Not for another
+ * relative, nor an addition, a plan, a past state or a line of conversation.
+ */
+export function assessTypedValue(older: Gist, newer: Gist): FrameAssessment | null {
+  const change = newer.change ?? (newer.renewed.size > 0 ? `new ${[...newer.renewed][0]}` : null);
+  if (!change || newer.addition || newer.tentative || newer.past || newer.conversational || older.conversational) return null;
+  const shared = [...older.topic].filter((t) => newer.topic.has(t) && !t.includes("@"));
+  if (shared.length === 0 || ![...older.relations].every((r) => newer.relations.has(r)) || older.relations.size !== newer.relations.size) return null;
+  for (const form of valueForms) {
+    const was = onlyValueOf(older.values, form);
+    const now = onlyValueOf(newer.values, form);
+    if (!was || !now || was.key === now.key) continue;
+    return { kind: "update", rule: "attribute", reason: `${form} of ${shared.slice(0, 2).join(", ")}: ${quote(was.text)} → ${quote(now.text)} ("${change}")`, score: 0.8 };
+  }
+  return null;
 }
