@@ -1,5 +1,6 @@
 import { gistOf, isAddition, isTentative, type Gist } from "./gist.js";
 import { wordsOf, type Word } from "./nlp.js";
+import { typedValuesOf } from "./typed-values.js";
 import {
   additionPhrases,
   attribute,
@@ -101,7 +102,31 @@ export function readText(text: string): Reading {
   if (asks >= 0 && text.slice(asks + 1).trim() === "") return { frames: [], gist: null };
   const words = wordsOf(text);
   if (words.length === 0 || words.length > maxFramesWords) return { frames: [], gist: null };
-  return { frames: asks >= 0 ? [] : framesOf(leadingTimeDropped(words)), gist: gistOf(words, text) };
+  const framed = asks >= 0 ? [] : framesOf(labelNote(text) ?? leadingTimeDropped(words));
+  return { frames: framed, gist: gistOf(words, text) };
+}
+
+/** The most words of a note's label and of its value ("Language of the ingestion service: Python."). */
+const maxLabelWords = 6;
+const maxNoteValueWords = 8;
+
+/**
+ * A note written "<label>: <value>" read as "<label> is <value>": the label a noun phrase (a noun of its
+ * own, not only names: "Jolene: …" is a speaker), the value without a verb. Null for any other text.
+ */
+function labelNote(text: string): Word[] | null {
+  const colon = text.indexOf(": ");
+  // An arrow note ("Ahmed → Bea") names its old value: named-change.ts reads it.
+  if (colon < 0 || /[!?]|→|->|=>|\(was /.test(text)) return null;
+  const label = wordsOf(text.slice(0, colon));
+  const value = wordsOf(text.slice(colon + 2));
+  if (label.length === 0 || label.length > maxLabelWords || value.length === 0 || value.length > maxNoteValueWords) return null;
+  if (value.some((w) => w.pos === "VERB" || w.pos === "AUX") || label.some((w) => w.pos === "AUX" || w.pos === "PRON")) return null;
+  if (!label.some((w) => w.pos === "NOUN" || (w.pos === "VERB" && w.lower === w.lemma))) return null;
+  // The label is a noun phrase: "Contact address for Jonah" ("address" is no verb here).
+  for (const w of label) if (w.pos === "VERB") w.pos = "NOUN";
+  label[label.length - 1]!.punctuation = false;
+  return [...label, { text: "is", lower: "is", lemma: "be", pos: "AUX", entity: "", punctuation: false }, ...value];
 }
 
 /** Leading words that say since when ("Since the Q3 review, …", "As of Monday, …", "Effective immediately, …"). */
@@ -278,9 +303,14 @@ function framed(words: Word[], markers: Markers, previous: Frame | null): Frame 
   // …", "Arjun's appointment got pushed back to …"); not for a person who moves ("Sam's manager moved to …").
   const setsPossessed = verb !== "" && (setterVerbs.has(verb) || verb === "push") && !(verb === "move" || verb === "relocate" || verb === "transfer");
   const mark = verb && !setsPossessed ? -1 : subject.findLastIndex(possessive);
+  // "the language of the ingestion service", "the rate limit for the API": of what the noun is said.
+  const of = mark > 0 || (verb && !setsPossessed) ? -1 : subject.findIndex((w, k) => k > 0 && (w.lower === "of" || w.lower === "for") && (subject[k - 1]!.pos === "NOUN" || subject[k - 1]!.pos === "PROPN"));
   if (mark > 0) {
     entityWords = subject.slice(0, mark);
     possessed = subject.slice(mark + 1);
+  } else if (of > 0 && of < subject.length - 1 && nounAttribute(subject.slice(0, of))) {
+    entityWords = subject.slice(of + 1);
+    possessed = subject.slice(0, of);
   } else if (previous && possessivePronouns.has(subject[0]?.lower ?? "") && subject.length > 1 && (!verb || setsPossessed)) {
     // "Sam pulled out of the Berlin Half; his target race is now …": the previous clause's subject's.
     entityWords = [];
@@ -389,13 +419,16 @@ function framed(words: Word[], markers: Markers, previous: Frame | null): Frame 
   }
   // A value the taxonomy knows the kind of ("Neovim" is an editor, "Supabase" a database) names the
   // attribute a setter or a generic predicate leaves unnamed.
-  if (!attr || setter || ["residence", "tools", "hosting", "schedule"].includes(attr.id)) {
+  if (!attr || setter || ["residence", "tools", "hosting", "schedule", "language"].includes(attr.id)) {
     const known = valueWords.some((w) => cloudRegion.test(w.lower)) ? "region" : valueClassOf(valueWords);
     if (known) {
       attr = attribute(known);
       setter = false;
     }
   }
+  // "jonah.r@acme.io", "+44 7700 900123": a value whose form names its attribute.
+  const form = typedValuesOf(valueWords.map((w) => w.text).join(" "))[0]?.form;
+  if (form === "email" || form === "phone") attr = attribute(form);
   // "is on Central European Time": a time zone.
   if (!verb && !attr && valueWords.length > 0 && valueWords[valueWords.length - 1]!.lemma === "time" && valueWords.some((w) => w.pos === "PROPN")) attr = attribute("timezone");
   // "follows a vegetarian diet": a value that names its attribute.
