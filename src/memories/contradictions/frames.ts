@@ -357,7 +357,10 @@ function framed(words: Word[], markers: Markers, previous: Frame | null): Frame 
       predicate = `noun:${key(possessed)}`;
     } else {
       const byValue = valueWords.map((w) => valueAttributes.get(w.lower)).find((a) => a !== undefined);
+      // "is on the Pro plan", "is on Premium support", "is on the platform team": the noun names it.
+      const onNoun = prep === "on" ? nounAttribute(valueWords.slice(0, firstPreposition(valueWords))) : null;
       if (byValue) attr = attribute(byValue);
+      else if (onNoun && (onNoun.id === "plan" || onNoun.id === "team")) attr = onNoun;
       else if ((prep === "in" || prep === "at") && valueWords.some((w) => w.pos === "PROPN")) {
         const kind = kindOf(valueWords);
         attr = attribute(kind === "time" ? "schedule" : kind === "number" ? "address" : "residence");
@@ -564,6 +567,12 @@ function splitValue(prep: string, rest: Word[], verb: string): { value: Word[]; 
     ws.filter((w) => (!determiners.has(w.lower) && !fillers.has(w.lower) && !negationWords.has(w.lower) && (w.pos !== "ADP" || w.lower === "per")) || /\d/.test(w.text));
   // "… and now lives there": a value that only points back is no value.
   return { value: content(value).filter((w) => w.lower !== "there" && w.lower !== "it"), old: old ? content(old) : null, qualifier: content(qualifier), scope: content(scope) };
+}
+
+/** Where a value's first prepositional phrase starts ("Premium support | with a 4-hour target"), or its length. */
+function firstPreposition(words: Word[]): number {
+  const at = words.findIndex((w) => w.pos === "ADP");
+  return at < 0 ? words.length : at;
 }
 
 /** A cloud region: "us-east-1", "eu-west-2", "europe-west1", "ap-southeast-2". */

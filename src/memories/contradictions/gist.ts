@@ -134,7 +134,10 @@ export function gistOf(words: readonly Word[], text: string): Gist {
     // ("Raising the timeout hides …") or a verb of a later clause ("… when the schema changed").
     const mainVerb = i === mainAt || (firstVerb < 0 && w.pos === "NOUN" && i > 0 && next?.pos === "ADP");
     // "PROJ-1300: migrate …" is a label, then an imperative.
-    if (!change && mainVerb && subjectBefore(words, i) && !words[i - 1]?.punctuation) {
+    // A note that starts with a past form reports a change without a subject ("Bumped openapi-generator
+    // to 7.2"); a base form is a to-do ("Migrate the dashboards").
+    const reported = i === 0 && w.pos === "VERB" && w.lower !== w.lemma && w.lower.endsWith("ed");
+    if (!change && (reported || (mainVerb && subjectBefore(words, i) && !words[i - 1]?.punctuation))) {
       const particle = changeParticles.get(w.lemma);
       const isChange = particleVerbs.has(w.lemma) ? particle?.includes(next?.lower ?? "") : changeVerbs.has(w.lemma) && !notChangeParticles.get(w.lemma)?.includes(next?.lower ?? "");
       if (isChange) {

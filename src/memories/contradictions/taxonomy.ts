@@ -128,7 +128,7 @@ export const nounAttributes = new Map<string, AttributeId>([
   ["time", "schedule"], ["schedule", "schedule"],
   ["limit", "quantity"], ["rate limit", "quantity"], ["budget", "quantity"], ["quota", "quantity"], ["size", "quantity"],
   ["price", "price"], ["cost", "price"], ["fee", "price"], ["rate", "price"],
-  ["plan", "plan"], ["subscription", "plan"], ["tier", "plan"],
+  ["plan", "plan"], ["subscription", "plan"], ["tier", "plan"], ["support", "plan"], ["support plan", "plan"], ["support tier", "plan"],
   ["time zone", "timezone"], ["timezone", "timezone"],
   ["channel", "channel"], ["preferred channel", "channel"],
   ["name", "name"], ["favourite", "preference"], ["favorite", "preference"],
