@@ -1,7 +1,7 @@
 import { namedChangeOf, valueKeys, type NamedChange } from "./named-change.js";
 import type { Word } from "./nlp.js";
 import { typedValuesOf, type TypedValue } from "./typed-values.js";
-import { additionPhrases, additionWords, changePhrases, changeVerbs, changeWords, tentativeLemmas, tentativeWords } from "./taxonomy.js";
+import { additionPhrases, additionWords, attribute, changePhrases, changeVerbs, changeWords, tentativeLemmas, tentativeWords, valueClasses, type AttributeId } from "./taxonomy.js";
 
 // What a statement is about and whether it announces a change, for updates whose attribute no frame
 // names: "Billing service CI migrated from Jenkins to GitHub Actions" after "Builds for the billing
@@ -48,6 +48,10 @@ export interface Gist {
   named: NamedChange | null;
   /** Its words as value keys (see named-change.ts), to find an old value another statement names. */
   keys: Set<string>;
+  /** Values whose kind is common knowledge ("AWS" a cloud, "Neovim" an editor), and whether a change leads to them. */
+  classed: ClassedValue[];
+  /** Amounts by unit ("90 days", "250 requests"): unit lemma → the number as written, lower case. */
+  quantities: Map<string, string>;
   /** Emails, phone numbers, street and web addresses it gives (see typed-values.ts). */
   values: TypedValue[];
 }
@@ -166,7 +170,7 @@ export function gistOf(words: readonly Word[], text: string): Gist {
   const subjectNouns = words.slice(speakerWords, Math.max(speakerWords, firstVerb)).filter((w) => w.pos === "NOUN" || w.pos === "PROPN");
   const head = subjectNouns.length > 0 ? subjectNouns[subjectNouns.length - 1]!.lemma : null;
   const named = namedChangeOf(text);
-  return { topic, subject, names, head, dated: datedOf(words), conversational, renewed, changed, changeKey, identifiers, change, addition, tentative, past, relations, qualifiers, named, keys: valueKeys(text), values: typedValuesOf(text) };
+  return { topic, subject, names, head, dated: datedOf(words), conversational, renewed, changed, changeKey, identifiers, change, addition, tentative, past, relations, qualifiers, named, keys: valueKeys(text), values: typedValuesOf(text), quantities: quantitiesOf(words), classed: classedValuesOf(words) };
 }
 
 /** A word of a plan: "may", "will", "is considering"; not "is no longer considered allergic". */
@@ -205,4 +209,53 @@ export function qualifiersClash(a: ReadonlySet<string>, b: ReadonlySet<string>):
     for (const y of b) if (x !== y && qualifierGroup.get(x) === qualifierGroup.get(y)) return true;
   }
   return false;
+}
+
+/** Number words up to a hundred, so "ninety days" and "90 days" are one amount. */
+const numberWords = new Map([
+  ..."zero one two three four five six seven eight nine ten eleven twelve".split(" ").map((w, i) => [w, String(i)] as const),
+  ..."twenty thirty forty fifty sixty seventy eighty ninety".split(" ").map((w, i) => [w, String(20 + 10 * i)] as const),
+  ["hundred", "100"],
+]);
+
+/** "30 days", "ninety days", "250 requests": each unit's amount (a number, then a noun). */
+function quantitiesOf(words: readonly Word[]): Map<string, string> {
+  const out = new Map<string, string>();
+  words.forEach((w, i) => {
+    const unit = words[i + 1];
+    if (w.pos !== "NUM" || unit?.pos !== "NOUN" || /\d/.test(unit.text)) return;
+    out.set(unit.lemma, numberWords.get(w.lower) ?? w.lower.replace(/,/g, ""));
+  });
+  return out;
+}
+
+export interface ClassedValue {
+  attribute: AttributeId;
+  /** Lower case, as in the taxonomy ("google cloud"). */
+  value: string;
+  /** "migration to Google Cloud", "moved everything onto Hetzner": a change leads to it. */
+  changedTo: boolean;
+}
+
+/** Nouns that name a change: "finished its migration to Google Cloud". */
+const changeNouns = new Set(["migration", "move", "switch", "transition", "upgrade", "port", "cutover", "rewrite"]);
+
+/** The values of single-valued classes a text names (two-word names first), each once. */
+function classedValuesOf(words: readonly Word[]): ClassedValue[] {
+  const out: ClassedValue[] = [];
+  let changeSeen = false;
+  for (let i = 0; i < words.length; i++) {
+    const w = words[i]!;
+    if ((w.pos === "VERB" && changeVerbs.has(w.lemma)) || changeNouns.has(w.lemma)) changeSeen = true;
+    for (const n of [2, 1]) {
+      const value = words.slice(i, i + n).map((x) => x.lower).join(" ");
+      const id = n === 2 && i + 1 >= words.length ? undefined : valueClasses.get(value);
+      if (!id || !attribute(id).single || out.some((c) => c.value === value)) continue;
+      const before = words[i - 1]?.lower;
+      out.push({ attribute: id, value, changedTo: changeSeen && (before === "to" || before === "onto") });
+      i += n - 1;
+      break;
+    }
+  }
+  return out;
 }

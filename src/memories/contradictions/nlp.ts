@@ -77,6 +77,8 @@ export function wordsOf(text: string): Word[] {
   return words;
 }
 
+const subjectPronouns = new Set(["we", "they", "i", "you"]);
+
 /** "won't-fix", "can't-reproduce" (read as "wo" + "n't-fix"): a status written as one word, not a "will not". */
 function joinNegatedCompounds(words: Word[]): void {
   for (let i = words.length - 1; i > 0; i--) {
@@ -100,6 +102,13 @@ function retag(words: Word[]): void {
   words.forEach((w, i) => {
     const next = words[i + 1];
     const before = words[i - 1];
+    // "We keep logs …", "They run tests …": after a personal pronoun, a noun then a verb in -s are a verb and its object.
+    if ((w.pos === "NOUN" || w.pos === "VERB") && next?.pos === "VERB" && next.lower.endsWith("s") && w.lower === w.lemma && subjectPronouns.has(before?.lower ?? "") && i === 1) {
+      w.pos = "VERB";
+      next.pos = "NOUN";
+      next.lemma = next.lower.slice(0, -1);
+      return;
+    }
     if (/\p{L}/u.test(w.text) && (/\d/.test(w.text) || w.text.includes("_")) && w.pos !== "NUM") w.pos = "PROPN";
     // A capitalised "verb" inside a sentence is a name: "joined Tessellate Health".
     else if (w.pos === "VERB" && i > 0 && !before?.punctuation && /^\p{Lu}/u.test(w.text)) w.pos = "PROPN";

@@ -2,7 +2,7 @@ import { diffHunks, type Hunk } from "./diff.js";
 import { negations, statusWords, vagueTimeWords } from "./lexicon.js";
 import { statementOf, type Statement, type Token } from "./statement.js";
 import { qualifiersClash } from "./gist.js";
-import { assessGist, assessNamedChange, assessStatements, assessTypedValue, type FrameRule } from "./update-rules.js";
+import { assessClassChange, assessGist, assessNamedChange, assessStatements, assessTypedValue, type FrameRule } from "./update-rules.js";
 
 // The offline contradiction rules over two statements about (perhaps) the same thing. A contradiction is
 // the same sentence frame with one incompatible difference: its polarity flipped (negation, opposite), a
@@ -310,7 +310,7 @@ export function assessPair(older: Statement, newer: Statement, similarity = 0): 
   const named = (s: Statement) => s.frames.some((f) => f.attribute !== null);
   const attributesDiffer = named(older) && named(newer) && !older.frames.some((o) => newer.frames.some((n) => o.attribute?.id === n.attribute?.id));
   if (framed?.kind !== "update" && framed?.kind !== "kept" && older.gist && newer.gist) {
-    framed = assessNamedChange(older.gist, newer.gist) ?? assessTypedValue(older.gist, newer.gist) ?? framed;
+    framed = assessNamedChange(older.gist, newer.gist) ?? assessTypedValue(older.gist, newer.gist) ?? assessClassChange(older.gist, newer.gist) ?? framed;
   }
   if (framed?.kind !== "update" && framed?.kind !== "kept" && !attributesDiffer && older.gist && newer.gist) {
     framed = assessGist(older.gist, newer.gist, similarity) ?? framed;

@@ -1,6 +1,6 @@
 import type { Frame } from "./frames.js";
 import { qualifiersClash, relationWords, type Gist } from "./gist.js";
-import { dietExcludes, periodWords } from "./taxonomy.js";
+import { attribute, dietExcludes, periodWords } from "./taxonomy.js";
 import { onlyValueOf, type ValueForm } from "./typed-values.js";
 
 // Whether a newer statement updates an older one, read from their frames (see frames.ts): the same entity,
@@ -199,6 +199,10 @@ export function assessGist(older: Gist, newer: Gist, similarity: number): FrameA
   if (onlyNamesShared && older.head !== null && newer.head !== null && older.head !== newer.head && !shared.includes(older.head) && !shared.includes(newer.head)) return null;
   // Only a person's name in common ("Mei's GitHub handle" / "Mei changed her Slack display name"): alike enough?
   const onlyNames = shared.every((t) => older.names.has(t) && newer.names.has(t));
+  // Another amount of one unit ("ninety days" → "reduced to 30 days") says the topic's value changed,
+  // however unlike the two sentences read.
+  const amount = [...newer.quantities].find(([unit, n]) => older.quantities.has(unit) && older.quantities.get(unit) !== n);
+  if (amount) return { kind: "update", rule: "topic", reason: `${shared.slice(0, 3).join(", ")} changed ("${change}"): ${older.quantities.get(amount[0])} → ${amount[1]} ${amount[0]}`, score: 0.75 };
   if (similarity < (onlyNames ? namesOnlySimilarity : topicChangeSimilarity)) return { kind: "doubtful", reason };
   return { kind: "update", rule: "topic", reason, score: 0.75 };
 }
@@ -236,6 +240,26 @@ export function assessTypedValue(older: Gist, newer: Gist): FrameAssessment | nu
     const now = onlyValueOf(newer.values, form);
     if (!was || !now || was.key === now.key) continue;
     return { kind: "update", rule: "attribute", reason: `${form} of ${shared.slice(0, 2).join(", ")}: ${quote(was.text)} → ${quote(now.text)} ("${change}")`, score: 0.8 };
+  }
+  return null;
+}
+
+/**
+ * A change to another value of a class the taxonomy knows ("migration to Google Cloud" after "everything we
+ * run is on AWS"; "switched to Neovim" after "writes code in VS Code"): the older statement names one value
+ * of that class, the newer one a change that leads to another. Not when both name subjects that share no
+ * word, another person, nor an addition, a plan, a past state or a line of conversation.
+ */
+export function assessClassChange(older: Gist, newer: Gist): FrameAssessment | null {
+  if (newer.addition || newer.tentative || newer.past || newer.conversational || older.conversational) return null;
+  if (older.subject.size > 0 && newer.subject.size > 0 && ![...older.subject].some((t) => newer.subject.has(t))) return null;
+  if (older.relations.size !== newer.relations.size || ![...older.relations].every((r) => newer.relations.has(r))) return null;
+  for (const now of newer.classed) {
+    if (!now.changedTo) continue;
+    const was = older.classed.filter((c) => c.attribute === now.attribute);
+    if (was.length !== 1 || was[0]!.value === now.value) continue;
+    const label = attribute(now.attribute).label;
+    return { kind: "update", rule: "change", reason: `${label}: ${was[0]!.value} → ${now.value} (a change to another ${label})`, score: 0.85 };
   }
   return null;
 }
