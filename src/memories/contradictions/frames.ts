@@ -1,4 +1,4 @@
-import { gistOf, isAddition, isTentative, type Gist } from "./gist.js";
+import { gistOf, isAddition, isTentative, relationWords, type Gist } from "./gist.js";
 import { wordsOf, type Word } from "./nlp.js";
 import { typedValuesOf } from "./typed-values.js";
 import {
@@ -301,7 +301,8 @@ function framed(words: Word[], markers: Markers, previous: Frame | null): Frame 
   // verb the whole phrase is the subject ("the user's sister lives in …").
   // A verb that only sets a value names no attribute: the possessed noun does ("Jonah's email changed to
   // …", "Arjun's appointment got pushed back to …"); not for a person who moves ("Sam's manager moved to …").
-  const setsPossessed = verb !== "" && (setterVerbs.has(verb) || verb === "push") && !(verb === "move" || verb === "relocate" || verb === "transfer");
+  const personPossessed = subject.some((w) => relationWords.has(w.lemma) || ["manager", "boss", "lead", "partner"].includes(w.lemma));
+  const setsPossessed = verb !== "" && (setterVerbs.has(verb) || verb === "push") && !(personPossessed && (verb === "move" || verb === "relocate" || verb === "transfer"));
   const mark = verb && !setsPossessed ? -1 : subject.findLastIndex(possessive);
   // "the language of the ingestion service", "the rate limit for the API": of what the noun is said.
   const of = mark > 0 || (verb && !setsPossessed) ? -1 : subject.findIndex((w, k) => k > 0 && (w.lower === "of" || w.lower === "for") && (subject[k - 1]!.pos === "NOUN" || subject[k - 1]!.pos === "PROPN"));
@@ -358,9 +359,9 @@ function framed(words: Word[], markers: Markers, previous: Frame | null): Frame 
     } else {
       const byValue = valueWords.map((w) => valueAttributes.get(w.lower)).find((a) => a !== undefined);
       // "is on the Pro plan", "is on Premium support", "is on the platform team": the noun names it.
-      const onNoun = prep === "on" ? nounAttribute(valueWords.slice(0, firstPreposition(valueWords))) : null;
+      const onNoun = prep === "on" ? valueWords.map((w) => nounAttributes.get(w.lemma)).find((id) => id === "plan" || id === "team") : undefined;
       if (byValue) attr = attribute(byValue);
-      else if (onNoun && (onNoun.id === "plan" || onNoun.id === "team")) attr = onNoun;
+      else if (onNoun) attr = attribute(onNoun);
       else if ((prep === "in" || prep === "at") && valueWords.some((w) => w.pos === "PROPN")) {
         const kind = kindOf(valueWords);
         attr = attribute(kind === "time" ? "schedule" : kind === "number" ? "address" : "residence");
@@ -569,12 +570,6 @@ function splitValue(prep: string, rest: Word[], verb: string): { value: Word[]; 
   return { value: content(value).filter((w) => w.lower !== "there" && w.lower !== "it"), old: old ? content(old) : null, qualifier: content(qualifier), scope: content(scope) };
 }
 
-/** Where a value's first prepositional phrase starts ("Premium support | with a 4-hour target"), or its length. */
-function firstPreposition(words: Word[]): number {
-  const at = words.findIndex((w) => w.pos === "ADP");
-  return at < 0 ? words.length : at;
-}
-
 /** A cloud region: "us-east-1", "eu-west-2", "europe-west1", "ap-southeast-2". */
 const cloudRegion = /^(us|eu|ap|sa|ca|me|af|europe|asia|australia|northamerica|southamerica)-[a-z]+-?\d$/;
 
@@ -590,16 +585,22 @@ function valueClassOf(words: Word[]): AttributeId | null {
   return null;
 }
 
+/**
+ * The attribute a noun phrase names, by its head ("home address", "work laptop"): a word before the head
+ * only modifies it ("home router" is no residence), unless it says which of a kind ("favourite band").
+ */
 function nounAttribute(words: Word[]): Attribute | null {
   const lemmas = words.filter((w) => !determiners.has(w.lower) && w.pos !== "PRON").map((w) => w.lemma);
   for (let n = Math.min(3, lemmas.length); n >= 1; n--) {
-    for (let s = lemmas.length - n; s >= 0; s--) {
-      const id = nounAttributes.get(lemmas.slice(s, s + n).join(" "));
-      if (id) return attribute(id);
-    }
+    const id = nounAttributes.get(lemmas.slice(lemmas.length - n).join(" "));
+    if (id) return attribute(id);
   }
-  return null;
+  const picked = lemmas.find((l) => pickingWords.has(l));
+  return picked ? attribute(nounAttributes.get(picked)!) : null;
 }
+
+/** Words before a head noun that pick one of its kind: "favourite band" is a preference. */
+const pickingWords = new Set(["favourite", "favorite"]);
 
 /** Words as written, a leading determiner in lower case ("the user", not "The user", inside a reason). */
 const asWritten = (words: Word[]): string =>

@@ -50,7 +50,8 @@ const valueEnd = /^(after|because|since|for|from|when|due|as|until|following|so|
 function valueAfter(text: string): string[] {
   const words: string[] = [];
   for (const raw of text.trim().split(/\s+/)) {
-    if (raw === "" || valueEnd.test(raw) || words.length >= maxValueWords) break;
+    // "→ Enterprise (60 seats)": a parenthesis after the value is a note on it.
+    if (raw === "" || valueEnd.test(raw) || words.length >= maxValueWords || (raw.startsWith("(") && words.length > 0)) break;
     words.push(raw);
     if (/[,;.)(!?]$/.test(raw) && !/\d[.:]\d*$/.test(raw)) break;
   }

@@ -110,6 +110,8 @@ function retag(words: Word[]): void {
       return;
     }
     if (/\p{L}/u.test(w.text) && (/\d/.test(w.text) || w.text.includes("_")) && w.pos !== "NUM") w.pos = "PROPN";
+    // "Omar's address changed": after a possessive and before a verb, a "verb" is the possessed noun.
+    else if (w.pos === "VERB" && before?.lower === "'s" && (next?.pos === "VERB" || next?.pos === "AUX") && w.lower === w.lemma) w.pos = "NOUN";
     // A capitalised "verb" inside a sentence is a name: "joined Tessellate Health".
     else if (w.pos === "VERB" && i > 0 && !before?.punctuation && /^\p{Lu}/u.test(w.text)) w.pos = "PROPN";
     // "the mobile app launch slipped", "Deploys moved": a base or plural form before a verb is a noun.

@@ -304,13 +304,16 @@ export function assessPair(older: Statement, newer: Statement, similarity = 0): 
   const newerDate = newer.gist?.dated ?? null;
   if (olderDate !== null && newerDate !== null && newerDate < olderDate) return { kind: "kept", reason: "an earlier change than the older memory's, by the dates they give" };
   const conversation = (older.gist?.conversational ?? false) || (newer.gist?.conversational ?? false);
-  let framed = assessStatements(older.frames, newer.frames, similarity, conversation);
+  // A change that writes the old value beside the new one is read first: a frame may see the old value
+  // as detail of the new one ("run with Vitest instead of Jest").
+  const namedChange = older.gist && newer.gist ? assessNamedChange(older.gist, newer.gist) : null;
+  let framed = namedChange ?? assessStatements(older.frames, newer.frames, similarity, conversation);
   // A frame's near miss stands; otherwise the topic may still show a change no frame names.
   // …unless both frames name attributes and none is shared: "the user's manager Priya moved to Potsdam".
   const named = (s: Statement) => s.frames.some((f) => f.attribute !== null);
   const attributesDiffer = named(older) && named(newer) && !older.frames.some((o) => newer.frames.some((n) => o.attribute?.id === n.attribute?.id));
   if (framed?.kind !== "update" && framed?.kind !== "kept" && older.gist && newer.gist) {
-    framed = assessNamedChange(older.gist, newer.gist) ?? assessTypedValue(older.gist, newer.gist) ?? assessClassChange(older.gist, newer.gist) ?? framed;
+    framed = assessTypedValue(older.gist, newer.gist) ?? assessClassChange(older.gist, newer.gist) ?? framed;
   }
   if (framed?.kind !== "update" && framed?.kind !== "kept" && !attributesDiffer && older.gist && newer.gist) {
     framed = assessGist(older.gist, newer.gist, similarity) ?? framed;

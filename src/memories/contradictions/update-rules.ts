@@ -193,16 +193,16 @@ export function assessGist(older: Gist, newer: Gist, similarity: number): FrameA
   if (qualifiersClash(older.qualifiers, newer.qualifiers)) return { kind: "kept", reason: `another attribute: ${[...newer.qualifiers].join(", ")}, not ${[...older.qualifiers].join(", ")}` };
   const added = [...newer.topic].filter((t) => !older.topic.has(t));
   const reason = `${shared.slice(0, 3).join(", ")} changed ("${change}")${added.length > 0 ? `: now ${added.slice(0, 3).join(", ")}` : ""}`;
+  // Another amount of one unit ("ninety days" → "reduced to 30 days") says the topic's value changed,
+  // however unlike the two sentences read.
+  const amount = [...newer.quantities].find(([unit, n]) => older.quantities.has(unit) && older.quantities.get(unit) !== n);
+  if (amount) return { kind: "update", rule: "topic", reason: `${shared.slice(0, 3).join(", ")} changed ("${change}"): ${older.quantities.get(amount[0])} → ${amount[1]} ${amount[0]}`, score: 0.75 };
   // Only names in common and subjects with other heads ("Harbor on-call alerts" / "the Harbor team
   // standup"): two things of one project.
   const onlyNamesShared = shared.every((t) => older.names.has(t) && newer.names.has(t));
   if (onlyNamesShared && older.head !== null && newer.head !== null && older.head !== newer.head && !shared.includes(older.head) && !shared.includes(newer.head)) return null;
   // Only a person's name in common ("Mei's GitHub handle" / "Mei changed her Slack display name"): alike enough?
   const onlyNames = shared.every((t) => older.names.has(t) && newer.names.has(t));
-  // Another amount of one unit ("ninety days" → "reduced to 30 days") says the topic's value changed,
-  // however unlike the two sentences read.
-  const amount = [...newer.quantities].find(([unit, n]) => older.quantities.has(unit) && older.quantities.get(unit) !== n);
-  if (amount) return { kind: "update", rule: "topic", reason: `${shared.slice(0, 3).join(", ")} changed ("${change}"): ${older.quantities.get(amount[0])} → ${amount[1]} ${amount[0]}`, score: 0.75 };
   if (similarity < (onlyNames ? namesOnlySimilarity : topicChangeSimilarity)) return { kind: "doubtful", reason };
   return { kind: "update", rule: "topic", reason, score: 0.75 };
 }
@@ -259,7 +259,8 @@ export function assessClassChange(older: Gist, newer: Gist): FrameAssessment | n
     const was = older.classed.filter((c) => c.attribute === now.attribute);
     if (was.length !== 1 || was[0]!.value === now.value) continue;
     const label = attribute(now.attribute).label;
-    return { kind: "update", rule: "change", reason: `${label}: ${was[0]!.value} → ${now.value} (a change to another ${label})`, score: 0.85 };
+    const of = [...newer.subject].join(" ") || [...older.subject].join(" ") || older.head || newer.head || "the older memory's subject";
+    return { kind: "update", rule: "change", reason: `${label} of ${of}: ${was[0]!.value} → ${now.value} (a change to another ${label})`, score: 0.85 };
   }
   return null;
 }
