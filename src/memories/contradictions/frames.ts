@@ -118,6 +118,9 @@ function labelNote(text: string): Word[] | null {
   const colon = text.indexOf(": ");
   // An arrow note ("Ahmed → Bea") names its old value: named-change.ts reads it.
   if (colon < 0 || /[!?]|→|->|=>|\(was /.test(text)) return null;
+  // Counted by spaces before tagging, so a line of conversation ("Jolene: …") costs nothing more.
+  const spaced = (s: string) => s.trim().split(/\s+/).length;
+  if (spaced(text.slice(0, colon)) > maxLabelWords || spaced(text.slice(colon + 2)) > maxNoteValueWords) return null;
   const label = wordsOf(text.slice(0, colon));
   const value = wordsOf(text.slice(colon + 2));
   if (label.length === 0 || label.length > maxLabelWords || value.length === 0 || value.length > maxNoteValueWords) return null;

@@ -231,6 +231,7 @@ const valueForms: ValueForm[] = ["email", "phone", "street address", "web addres
  * relative, nor an addition, a plan, a past state or a line of conversation.
  */
 export function assessTypedValue(older: Gist, newer: Gist): FrameAssessment | null {
+  if (newer.values.length === 0 || older.values.length === 0) return null;
   const change = newer.change ?? (newer.renewed.size > 0 ? `new ${[...newer.renewed][0]}` : null);
   if (!change || newer.addition || newer.tentative || newer.past || newer.conversational || older.conversational) return null;
   const shared = [...older.topic].filter((t) => newer.topic.has(t) && !t.includes("@"));
@@ -251,6 +252,7 @@ export function assessTypedValue(older: Gist, newer: Gist): FrameAssessment | nu
  * word, another person, nor an addition, a plan, a past state or a line of conversation.
  */
 export function assessClassChange(older: Gist, newer: Gist): FrameAssessment | null {
+  if (older.classed.length === 0 || !newer.classed.some((c) => c.changedTo)) return null;
   if (newer.addition || newer.tentative || newer.past || newer.conversational || older.conversational) return null;
   if (older.subject.size > 0 && newer.subject.size > 0 && ![...older.subject].some((t) => newer.subject.has(t))) return null;
   if (older.relations.size !== newer.relations.size || ![...older.relations].every((r) => newer.relations.has(r))) return null;
