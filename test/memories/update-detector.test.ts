@@ -82,6 +82,8 @@ describe("updates phrased as agents write them", () => {
     // The old value must be the older statement's, and "also" adds.
     expect(assess("Unit tests run with Jest.", "Unit tests run with Vitest instead of Mocha.")?.kind).not.toBe("update");
     expect(reasonOf("Yoga class: Mondays 6 pm.", "Yoga class: also Mon 6 pm → Tue 7 pm.")).toBeNull();
+    expect(reasonOf("The user drinks coffee.", "The user drinks tea instead of coffee now.", 0.7)).toBe('change: value of drinks: coffee → tea ("instead of" names the old value)');
+    expect(reasonOf("The user drinks coffee.", "The user's sister drinks tea instead of coffee.", 0.7)).toBeNull();
   });
 
   it("reads a setter verb's possessed noun as the attribute, and a passive with \"get\"", () => {

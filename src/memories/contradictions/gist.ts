@@ -63,7 +63,7 @@ const particleVerbs = new Set(changeParticles.keys());
 const notChangeParticles = new Map([["stop", ["by", "at", "in", "for"]], ["drop", ["by", "in", "off"]], ["turn", ["to", "into", "up"]]]);
 const pastWords = new Set(["previously", "formerly", "once", "originally", "until"]);
 
-const genericTopics = new Set([
+export const genericTopics = new Set([
   "user", "team", "company", "people", "person", "everyone", "everything", "thing", "work", "day", "week", "month", "year",
   "time", "today", "morning", "afternoon", "evening", "night", "weekend", "start", "end", "way", "one", "lot", "part", "new",
   "old", "current", "all", "rest", "spring", "summer", "autumn", "winter", "q1", "q2", "q3", "q4",
@@ -169,7 +169,7 @@ export function gistOf(words: readonly Word[], text: string): Gist {
   } else for (const t of topic) changed.add(t);
   const subjectNouns = words.slice(speakerWords, Math.max(speakerWords, firstVerb)).filter((w) => w.pos === "NOUN" || w.pos === "PROPN");
   const head = subjectNouns.length > 0 ? subjectNouns[subjectNouns.length - 1]!.lemma : null;
-  const named = namedChangeOf(text);
+  const named = namedChangeOf(text, words);
   return { topic, subject, names, head, dated: datedOf(words), conversational, renewed, changed, changeKey, identifiers, change, addition, tentative, past, relations, qualifiers, named, keys: valueKeys(text), values: typedValuesOf(text), quantities: quantitiesOf(words), classed: classedValuesOf(words) };
 }
 

@@ -74,14 +74,40 @@ const arrow = /\s(→|->|=>)\s/;
 const wasNote = /\((?:was|previously|formerly)\s+([^)]{1,60})\)/i;
 const insteadOf = /\b(instead of|rather than|in place of|replacing)\s/i;
 
-/** The old and new values a text names around a change marker, or null. Texts over 400 characters are not read. */
-export function namedChangeOf(text: string): NamedChange | null {
+/** A tagged word, as much of it as this reader needs. */
+interface TaggedWord {
+  lower: string;
+  text: string;
+  pos: string;
+}
+const valuePos = new Set(["NOUN", "PROPN", "NUM", "ADJ", "X"]);
+
+/** The value right before "instead of": the nouns, names and numbers before it ("drinks tea | instead of"). */
+function taggedValueBefore(words: readonly TaggedWord[], marker: string): string[] | null {
+  const at = words.findIndex((w) => w.lower === marker);
+  if (at <= 0) return null;
+  let start = at;
+  while (start > 0 && at - start < maxValueWords && valuePos.has(words[start - 1]!.pos)) start--;
+  return words.slice(start, at).map((w) => w.text);
+}
+
+/**
+ * The old and new values a text names around a change marker, or null. Texts over 400 characters are not
+ * read. `words`, the text's tagged words, bound the new value before "instead of" to its nouns and names.
+ */
+export function namedChangeOf(text: string, words: readonly TaggedWord[] = []): NamedChange | null {
   if (text.length > 400) return null;
   const made = (oldWords: string[], newWords: string[], marker: string): NamedChange | null => {
     const old = keysOf(oldWords);
     const value = keysOf(newWords);
     if (old.length === 0 || value.length === 0 || old.every((k) => value.includes(k))) return null;
-    const clean = (ws: string[]) => ws.join(" ").replace(/[,;.]$/, "");
+    // As written, less the fillers at either end ("coffee now." → "coffee").
+    const clean = (ws: string[]) => {
+      let [from, to] = [0, ws.length];
+      while (from < to && filler.has(valueKey(ws[from]!))) from++;
+      while (to > from && filler.has(valueKey(ws[to - 1]!))) to--;
+      return ws.slice(from, to).join(" ").replace(/[,;.]$/, "");
+    };
     return { old, oldText: clean(oldWords), value, valueText: clean(newWords), marker };
   };
   const a = arrow.exec(text);
@@ -89,6 +115,9 @@ export function namedChangeOf(text: string): NamedChange | null {
   const w = wasNote.exec(text);
   if (w) return made(w[1]!.split(/\s+/).slice(0, maxValueWords), valueBefore(text.slice(0, w.index)), "was");
   const i = insteadOf.exec(text);
-  if (i) return made(valueAfter(text.slice(i.index + i[0].length)), valueBefore(text.slice(0, i.index)), i[1]!.toLowerCase());
+  if (i) {
+    const before = taggedValueBefore(words, i[1]!.split(" ")[0]!.toLowerCase()) ?? valueBefore(text.slice(0, i.index));
+    return made(valueAfter(text.slice(i.index + i[0].length)), before, i[1]!.toLowerCase());
+  }
   return null;
 }

@@ -304,10 +304,12 @@ export function assessPair(older: Statement, newer: Statement, similarity = 0): 
   const newerDate = newer.gist?.dated ?? null;
   if (olderDate !== null && newerDate !== null && newerDate < olderDate) return { kind: "kept", reason: "an earlier change than the older memory's, by the dates they give" };
   const conversation = (older.gist?.conversational ?? false) || (newer.gist?.conversational ?? false);
-  // A change that writes the old value beside the new one is read first: a frame may see the old value
-  // as detail of the new one ("run with Vitest instead of Jest").
-  const namedChange = older.gist && newer.gist ? assessNamedChange(older.gist, newer.gist) : null;
-  let framed = namedChange ?? assessStatements(older.frames, newer.frames, similarity, conversation);
+  let framed = assessStatements(older.frames, newer.frames, similarity, conversation);
+  // A change that writes the old value beside the new one stands unless a frame found a near miss other
+  // than detail (a frame reads "with Vitest instead of Jest" as Jest with more detail).
+  if (framed?.kind !== "update" && (framed?.kind !== "kept" || framed.detail) && older.gist && newer.gist) {
+    framed = assessNamedChange(older.gist, newer.gist) ?? framed;
+  }
   // A frame's near miss stands; otherwise the topic may still show a change no frame names.
   // …unless both frames name attributes and none is shared: "the user's manager Priya moved to Potsdam".
   const named = (s: Statement) => s.frames.some((f) => f.attribute !== null);

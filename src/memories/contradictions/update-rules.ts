@@ -1,5 +1,5 @@
 import type { Frame } from "./frames.js";
-import { qualifiersClash, relationWords, type Gist } from "./gist.js";
+import { genericTopics, qualifiersClash, relationWords, type Gist } from "./gist.js";
 import { attribute, dietExcludes, periodWords } from "./taxonomy.js";
 import { onlyValueOf, type ValueForm } from "./typed-values.js";
 
@@ -13,7 +13,7 @@ export type FrameRule = "attribute" | "change" | "removal" | "topic" | "negation
 
 export type FrameAssessment =
   | { kind: "update"; rule: FrameRule; reason: string; score: number }
-  | { kind: "kept"; reason: string }
+  | { kind: "kept"; reason: string; /** Only "more detail": a change that names the old value overrides it. */ detail?: true }
   | { kind: "doubtful"; reason: string };
 
 /**
@@ -109,7 +109,7 @@ export function assessFrames(older: Frame, newer: Frame, similarity: number, con
   if (newer.value.length === 0 || older.value.length === 0 || sameTokens(older.value, newer.value)) return null;
   // The same change told of two things ("cancelled a reservation at Nopa" / "… at Zuni"): two events.
   if (samePredicate && older.change !== null && older.change.toLowerCase() === newer.change?.toLowerCase()) return null;
-  if (contains(newer.value, older.value) || contains(older.value, newer.value)) return { kind: "kept", reason: `more detail, same value: ${subject}` };
+  if (contains(newer.value, older.value) || contains(older.value, newer.value)) return { kind: "kept", reason: `more detail, same value: ${subject}`, detail: true };
   // "3.99 euros a month" / "29 euros a year": numbers per another period are another attribute.
   const periods = (v: readonly string[]) => v.filter((t) => periodWords.has(t)).join(" ");
   if (periods(older.value) !== periods(newer.value)) return { kind: "kept", reason: `another period: ${subject}` };
@@ -214,10 +214,10 @@ export function assessGist(older: Gist, newer: Gist, similarity: number): FrameA
  */
 export function assessNamedChange(older: Gist, newer: Gist): FrameAssessment | null {
   const named = newer.named;
-  if (!named || newer.addition || newer.tentative || newer.past || newer.conversational || older.conversational) return null;
+  if (!named || newer.addition || newer.tentative || newer.past || newer.conversational || older.conversational || !sameRelations(older, newer)) return null;
   if (!named.old.every((k) => older.keys.has(k)) || named.value.every((k) => older.keys.has(k))) return null;
   const values = new Set([...named.old, ...named.value]);
-  const context = [...newer.keys].filter((k) => older.keys.has(k) && !values.has(k) && k.length > 2 && !/\d/.test(k));
+  const context = [...newer.keys].filter((k) => older.keys.has(k) && !values.has(k) && k.length > 2 && !/\d/.test(k) && !genericTopics.has(k));
   if (context.length === 0) return null;
   const reason = `value of ${context.slice(0, 3).join(", ")}: ${quote(named.oldText)} → ${quote(named.valueText)} ("${named.marker}" names the old value)`;
   return { kind: "update", rule: "change", reason, score: 0.85 };
@@ -235,7 +235,7 @@ export function assessTypedValue(older: Gist, newer: Gist): FrameAssessment | nu
   const change = newer.change ?? (newer.renewed.size > 0 ? `new ${[...newer.renewed][0]}` : null);
   if (!change || newer.addition || newer.tentative || newer.past || newer.conversational || older.conversational) return null;
   const shared = [...older.topic].filter((t) => newer.topic.has(t) && !t.includes("@"));
-  if (shared.length === 0 || ![...older.relations].every((r) => newer.relations.has(r)) || older.relations.size !== newer.relations.size) return null;
+  if (shared.length === 0 || !sameRelations(older, newer)) return null;
   for (const form of valueForms) {
     const was = onlyValueOf(older.values, form);
     const now = onlyValueOf(newer.values, form);
@@ -255,7 +255,7 @@ export function assessClassChange(older: Gist, newer: Gist): FrameAssessment | n
   if (older.classed.length === 0 || !newer.classed.some((c) => c.changedTo)) return null;
   if (newer.addition || newer.tentative || newer.past || newer.conversational || older.conversational) return null;
   if (older.subject.size > 0 && newer.subject.size > 0 && ![...older.subject].some((t) => newer.subject.has(t))) return null;
-  if (older.relations.size !== newer.relations.size || ![...older.relations].every((r) => newer.relations.has(r))) return null;
+  if (!sameRelations(older, newer)) return null;
   for (const now of newer.classed) {
     if (!now.changedTo) continue;
     const was = older.classed.filter((c) => c.attribute === now.attribute);
@@ -265,4 +265,9 @@ export function assessClassChange(older: Gist, newer: Gist): FrameAssessment | n
     return { kind: "update", rule: "change", reason: `${label} of ${of}: ${was[0]!.value} → ${now.value} (a change to another ${label})`, score: 0.85 };
   }
   return null;
+}
+
+/** Both speak of the same relatives, or of none: "the user's sister" is not the user. */
+function sameRelations(older: Gist, newer: Gist): boolean {
+  return older.relations.size === newer.relations.size && [...older.relations].every((r) => newer.relations.has(r));
 }
