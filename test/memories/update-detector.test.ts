@@ -121,6 +121,9 @@ describe("updates phrased as agents write them", () => {
       'attribute: street address of omar: 7 Birch Road → 52 Station Lane ("changed")',
     );
     expect(reasonOf("Reach Priya at priya@oldco.com.", "Priya also has a personal email now, priya@home.net.", 0.5)).toBeNull();
+    expect(reasonOf("Kai's mobile number is 0161 496 0000.", "Kai has a new mobile number, 0161 496 0999.", 0.8)).toMatch(/0161 496 0000 → 0161 496 0999/);
+    // A to-do's "new" is no new value: "update the README with the new bucket names".
+    expect(reasonOf("Harbor writes raw events to the bucket harbor-raw.", "PROJ-9: update Harbor's README with the new region and bucket names", 0.6)).toBeNull();
   });
 
   it("reads a subjectless report, a plan on a noun, another amount of one unit and a change to another known value", () => {

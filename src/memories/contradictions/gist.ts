@@ -152,8 +152,9 @@ export function gistOf(words: readonly Word[], text: string): Gist {
     }
     if (!change && changeWords.has(w.lower)) change = changeKey = w.text.toLowerCase();
     if (isTentative(w)) tentative = true;
-    // "has a new mobile number": a new value of what follows.
-    if (w.lower === "new" && (next?.pos === "NOUN" || next?.pos === "ADJ")) {
+    // "has a new mobile number", "Sam's new address is …": a new value of what follows; not a to-do's
+    // "update the README with the new region".
+    if (w.lower === "new" && (next?.pos === "NOUN" || next?.pos === "ADJ") && holdsNew(words, i)) {
       for (const after of words.slice(i + 1, i + 4)) if (after.pos === "NOUN") renewed.add(after.lemma);
     }
     if (pastWords.has(w.lower)) past = true;
@@ -171,6 +172,17 @@ export function gistOf(words: readonly Word[], text: string): Gist {
   const head = subjectNouns.length > 0 ? subjectNouns[subjectNouns.length - 1]!.lemma : null;
   const named = namedChangeOf(text, words);
   return { topic, subject, names, head, dated: datedOf(words), conversational, renewed, changed, changeKey, identifiers, change, addition, tentative, past, relations, qualifiers, named, keys: valueKeys(text), values: typedValuesOf(text), quantities: quantitiesOf(words), classed: classedValuesOf(words) };
+}
+
+/** Verbs (lemmas) that say someone holds what "new" qualifies: "has", "got", "is on", "bought". */
+const holdingLemmas = new Set(["have", "get", "be", "buy", "receive", "'s", "’s"]);
+const newDeterminers = new Set(["a", "an", "the", "his", "her", "their", "my", "our", "its"]);
+
+/** Whether the "new" at `at` follows a verb of holding or a possessive (past its determiner), or opens the text. */
+function holdsNew(words: readonly Word[], at: number): boolean {
+  let i = at - 1;
+  while (i >= 0 && newDeterminers.has(words[i]!.lower)) i--;
+  return i < 0 || holdingLemmas.has(words[i]!.lemma) || holdingLemmas.has(words[i]!.lower);
 }
 
 /** A word of a plan: "may", "will", "is considering"; not "is no longer considered allergic". */
