@@ -114,12 +114,12 @@ describe.each(backends)("create receipts and dry runs (%s)", (backend) => {
 
     it("a doubt without a judge: kept beside, saying what was not decided", async () => {
       const { call } = await agentIn();
-      // A shared topic and a change, at cosine 0.32: no rule settles it, and no judge is configured.
-      const older = (await create(call, { content: "Language of the ingestion service: Python.", type: "fact" })).ids[0];
-      const res = await create(call, { content: "Ingestion service has been fully rewritten in Go.", type: "fact" });
+      // A shared topic and a change, at cosine 0.46: no rule settles it, and no judge is configured.
+      const older = (await create(call, { content: "Ticket tracker of the ingestion team: Jira.", type: "fact" })).ids[0];
+      const res = await create(call, { content: "Ingestion team tickets have been fully migrated to Linear.", type: "fact" });
       expect(res.contradictions).toEqual([]);
       expect(res.results[0].keptBeside).toEqual([
-        { memoryId: older, snippet: "Language of the ingestion service: Python.", reason: 'maybe an update, not decided: ingestion, service changed ("rewritten"): now go' },
+        { memoryId: older, snippet: "Ticket tracker of the ingestion team: Jira.", reason: 'maybe an update, not decided: ticket, ingestion changed ("migrated"): now linear' },
       ]);
     });
 

@@ -5,12 +5,12 @@ import { grpcClient } from "../support/grpc-client.js";
 import { backends, connectJson, rest, startTestServer, type TestServer } from "../support/test-server.js";
 
 // The judge (any OpenAI-compatible chat API, scripted here) is asked about the pairs the detector could
-// not settle, not only about very similar ones: "Language of the ingestion service: Python." / "Ingestion
-// service has been fully rewritten in Go." share a topic and announce a change, but their cosine with the
-// built-in model is 0.32 and no frame names the attribute. Over REST, Connect and gRPC.
+// not settle, not only about very similar ones: "Ticket tracker of the ingestion team: Jira." / "Ingestion
+// team tickets have been fully migrated to Linear." share a topic and announce a change, but their cosine
+// with the built-in model is 0.46 and no frame names the attribute. Over REST, Connect and gRPC.
 
-const older = "Language of the ingestion service: Python.";
-const newer = "Ingestion service has been fully rewritten in Go.";
+const older = "Ticket tracker of the ingestion team: Jira.";
+const newer = "Ingestion team tickets have been fully migrated to Linear.";
 
 describe.each(backends)("the judge decides the detector's doubts (%s)", (backend) => {
   let server: TestServer;
@@ -26,7 +26,7 @@ describe.each(backends)("the judge decides the detector's doubts (%s)", (backend
         const listing: string = JSON.parse(raw).messages[1].content;
         asked.push(listing);
         const pairs = (listing.match(/^\d+\. OLDER/gm) ?? []).length;
-        const verdicts = Array.from({ length: pairs }, (_, i) => ({ pair: i + 1, contradiction: verdict, reason: verdict ? "rewritten" : "two languages" }));
+        const verdicts = Array.from({ length: pairs }, (_, i) => ({ pair: i + 1, contradiction: verdict, reason: verdict ? "migrated" : "two trackers" }));
         res.writeHead(200, { "content-type": "application/json" });
         res.end(JSON.stringify({ choices: [{ message: { role: "assistant", content: JSON.stringify({ verdicts }) } }] }));
       });
@@ -51,7 +51,7 @@ describe.each(backends)("the judge decides the detector's doubts (%s)", (backend
     const res = await call("POST", "/api/v1/agent/memories", { content: newer, type: "fact" });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(asked.at(-1)).toContain(`OLDER: ${JSON.stringify(older)}\n   NEWER: ${JSON.stringify(newer)}`);
-    expect(res.body.results[0].shadowed).toEqual([{ memoryId: first, rule: "judge", reason: "judge: rewritten", snippet: older }]);
+    expect(res.body.results[0].shadowed).toEqual([{ memoryId: first, rule: "judge", reason: "judge: migrated", snippet: older }]);
     expect((await call("GET", `/api/v1/agent/memories/${first}`)).body.state).toBe("shadowed");
   });
 
@@ -61,7 +61,7 @@ describe.each(backends)("the judge decides the detector's doubts (%s)", (backend
     const first = (await call("POST", "/api/v1/agent/memories", { content: older, type: "fact" })).body.ids[0];
     const res = await call("POST", "/api/v1/agent/memories", { content: newer, type: "fact" });
     expect(res.body.contradictions).toEqual([]);
-    expect(res.body.results[0].keptBeside).toEqual([{ memoryId: first, snippet: older, reason: "judge: two languages" }]);
+    expect(res.body.results[0].keptBeside).toEqual([{ memoryId: first, snippet: older, reason: "judge: two trackers" }]);
     expect((await call("GET", `/api/v1/agent/memories/${first}`)).body.state).toBe("active");
   });
 
@@ -71,7 +71,7 @@ describe.each(backends)("the judge decides the detector's doubts (%s)", (backend
     await call("POST", "/api/v1/agent/memories", { content: "The user lives in Berlin.", type: "fact" });
     const res = await call("POST", "/api/v1/agent/memories", { content: "The user moved to Munich last month.", type: "fact" });
     expect(asked.at(-1)).toContain('OLDER: "The user lives in Berlin."');
-    expect(res.body.contradictions).toEqual([expect.objectContaining({ rule: "judge", reason: "judge: rewritten", shadowed: true })]);
+    expect(res.body.contradictions).toEqual([expect.objectContaining({ rule: "judge", reason: "judge: migrated", shadowed: true })]);
   });
 
   it("over Connect and gRPC: the same verdicts, with the transport's own names", async () => {
@@ -90,12 +90,13 @@ describe.each(backends)("the judge decides the detector's doubts (%s)", (backend
     verdict = false;
     const grpcMemories = grpcClient(server.url, "MemoryService", key);
     try {
-      const a = (await grpcMemories.call("createMemories", { content: "Kai writes all of his code in Emacs", type: "MEMORY_TYPE_PREFERENCE" })) as { ids: string[] };
-      const b = (await grpcMemories.call("createMemories", { content: "Kai switched to Helix full-time as of this week", type: "MEMORY_TYPE_PREFERENCE" })) as {
+      const a = (await grpcMemories.call("createMemories", { content: "Ticket tracker of the billing team: Jira.", type: "MEMORY_TYPE_FACT" })) as { ids: string[] };
+      const b = (await grpcMemories.call("createMemories", { content: "Billing team tickets have been fully migrated to Linear.", type: "MEMORY_TYPE_FACT" })) as {
         results: Array<{ keptBeside: unknown[]; shadowed: unknown[] }>;
       };
       expect(b.results[0]!.shadowed).toEqual([]);
-      expect(b.results[0]!.keptBeside).toEqual([{ memoryId: a.ids[0], snippet: "Kai writes all of his code in Emacs", reason: "judge: two languages" }]);
+      // The ingestion team's tickets, written above, are a doubt of the same kind and are kept beside too.
+      expect(b.results[0]!.keptBeside).toContainEqual({ memoryId: a.ids[0], snippet: "Ticket tracker of the billing team: Jira.", reason: "judge: two trackers" });
     } finally {
       grpcMemories.close();
     }

@@ -1,5 +1,6 @@
-import { gistOf, isAddition, isTentative, type Gist } from "./gist.js";
+import { gistOf, isAddition, isTentative, relationWords, type Gist } from "./gist.js";
 import { wordsOf, type Word } from "./nlp.js";
+import { typedValuesOf } from "./typed-values.js";
 import {
   additionPhrases,
   attribute,
@@ -79,6 +80,8 @@ const maxReadChars = 400;
 const partsOfDay = new Set(["morning", "afternoon", "evening", "night", "noon", "midday", "lunchtime", "weekday", "weekend"]);
 const whenOf = (words: Word[]) => words.filter((w) => partsOfDay.has(w.lemma)).map((w) => w.lemma).join(" ");
 const personalPronouns = new Set(["i", "we", "she", "he"]);
+const monthNames = new Set(["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"]);
+const possessivePronouns = new Set(["his", "her"]);
 const unknownValues = new Set(["tbd", "tba", "unknown", "undecided", "unconfirmed"]);
 /** Leader verbs that say so only of a group: "runs the data team", not "runs Ubuntu". */
 const looseLeaderVerbs = new Set(["run", "manage", "own"]);
@@ -99,7 +102,34 @@ export function readText(text: string): Reading {
   if (asks >= 0 && text.slice(asks + 1).trim() === "") return { frames: [], gist: null };
   const words = wordsOf(text);
   if (words.length === 0 || words.length > maxFramesWords) return { frames: [], gist: null };
-  return { frames: asks >= 0 ? [] : framesOf(leadingTimeDropped(words)), gist: gistOf(words, text) };
+  const framed = asks >= 0 ? [] : framesOf(labelNote(text) ?? leadingTimeDropped(words));
+  return { frames: framed, gist: gistOf(words, text) };
+}
+
+/** The most words of a note's label and of its value ("Language of the ingestion service: Python."). */
+const maxLabelWords = 6;
+const maxNoteValueWords = 8;
+
+/**
+ * A note written "<label>: <value>" read as "<label> is <value>": the label a noun phrase (a noun of its
+ * own, not only names: "Jolene: …" is a speaker), the value without a verb. Null for any other text.
+ */
+function labelNote(text: string): Word[] | null {
+  const colon = text.indexOf(": ");
+  // An arrow note ("Ahmed → Bea") names its old value: named-change.ts reads it.
+  if (colon < 0 || /[!?]|→|->|=>|\(was /.test(text)) return null;
+  // Counted by spaces before tagging, so a line of conversation ("Jolene: …") costs nothing more.
+  const spaced = (s: string) => s.trim().split(/\s+/).length;
+  if (spaced(text.slice(0, colon)) > maxLabelWords || spaced(text.slice(colon + 2)) > maxNoteValueWords) return null;
+  const label = wordsOf(text.slice(0, colon));
+  const value = wordsOf(text.slice(colon + 2));
+  if (label.length === 0 || label.length > maxLabelWords || value.length === 0 || value.length > maxNoteValueWords) return null;
+  if (value.some((w) => w.pos === "VERB" || w.pos === "AUX") || label.some((w) => w.pos === "AUX" || w.pos === "PRON")) return null;
+  if (!label.some((w) => w.pos === "NOUN" || (w.pos === "VERB" && w.lower === w.lemma))) return null;
+  // The label is a noun phrase: "Contact address for Jonah" ("address" is no verb here).
+  for (const w of label) if (w.pos === "VERB") w.pos = "NOUN";
+  label[label.length - 1]!.punctuation = false;
+  return [...label, { text: "is", lower: "is", lemma: "be", pos: "AUX", entity: "", punctuation: false }, ...value];
 }
 
 /** Leading words that say since when ("Since the Q3 review, …", "As of Monday, …", "Effective immediately, …"). */
@@ -220,7 +250,15 @@ function withoutChangeTimes(words: Word[]): Word[] {
 
 function clauseFrame(raw: Word[], previous: Frame | null): Frame | null {
   const markers = markersOf(raw);
-  const words = withoutChangeTimes(raw);
+  const timed = withoutChangeTimes(raw);
+  // A date that is the value itself ("the close date is June 15", "expires on May 1") is kept.
+  const frame = framed(timed, markers, previous);
+  if (frame || timed.length === raw.length) return frame;
+  const dated = framed(raw, markers, previous);
+  return dated && !dated.past ? dated : null;
+}
+
+function framed(words: Word[], markers: Markers, previous: Frame | null): Frame | null {
   if (words.length < 2) return null;
   const verbAt = predicateIndex(words, previous !== null);
   if (verbAt < 0) return null;
@@ -237,7 +275,8 @@ function clauseFrame(raw: Word[], previous: Frame | null): Frame | null {
   let sawHave = false;
   while (i < words.length) {
     const w = words[i]!;
-    if (w.lemma === copula) {
+    // "got engaged", "got pushed back to March 19": a passive with "get".
+    if (w.lemma === copula || (w.lemma === "get" && words[i + 1]?.pos === "VERB" && isPast(words[i + 1]!))) {
       sawCopula = true;
       i++;
       continue;
@@ -263,10 +302,23 @@ function clauseFrame(raw: Word[], previous: Frame | null): Frame | null {
   if (!verb && !sawCopula) return null;
   // "X's N is V": N is an attribute of X ("the user's sister's address": of the user's sister). Before a
   // verb the whole phrase is the subject ("the user's sister lives in …").
-  const mark = verb ? -1 : subject.findLastIndex(possessive);
+  // A verb that only sets a value names no attribute: the possessed noun does ("Jonah's email changed to
+  // …", "Arjun's appointment got pushed back to …"); not for a person who moves ("Sam's manager moved to …").
+  const personPossessed = subject.some((w) => relationWords.has(w.lemma) || ["manager", "boss", "lead", "partner"].includes(w.lemma));
+  const setsPossessed = verb !== "" && (setterVerbs.has(verb) || verb === "push") && !(personPossessed && (verb === "move" || verb === "relocate" || verb === "transfer"));
+  const mark = verb && !setsPossessed ? -1 : subject.findLastIndex(possessive);
+  // "the language of the ingestion service", "the rate limit for the API": of what the noun is said.
+  const of = mark > 0 || (verb && !setsPossessed) ? -1 : subject.findIndex((w, k) => k > 0 && (w.lower === "of" || w.lower === "for") && (subject[k - 1]!.pos === "NOUN" || subject[k - 1]!.pos === "PROPN"));
   if (mark > 0) {
     entityWords = subject.slice(0, mark);
     possessed = subject.slice(mark + 1);
+  } else if (of > 0 && of < subject.length - 1 && nounAttribute(subject.slice(0, of))) {
+    entityWords = subject.slice(of + 1);
+    possessed = subject.slice(0, of);
+  } else if (previous && possessivePronouns.has(subject[0]?.lower ?? "") && subject.length > 1 && (!verb || setsPossessed)) {
+    // "Sam pulled out of the Berlin Half; his target race is now …": the previous clause's subject's.
+    entityWords = [];
+    possessed = subject.slice(1);
   }
   // Phrasal verbs and prepositions: "took over", "reports to", "moved back to", "is based in".
   let prep = "";
@@ -309,7 +361,10 @@ function clauseFrame(raw: Word[], previous: Frame | null): Frame | null {
       predicate = `noun:${key(possessed)}`;
     } else {
       const byValue = valueWords.map((w) => valueAttributes.get(w.lower)).find((a) => a !== undefined);
+      // "is on the Pro plan", "is on Premium support", "is on the platform team": the noun names it.
+      const onNoun = prep === "on" ? valueWords.map((w) => nounAttributes.get(w.lemma)).find((id) => id === "plan" || id === "team") : undefined;
       if (byValue) attr = attribute(byValue);
+      else if (onNoun) attr = attribute(onNoun);
       else if ((prep === "in" || prep === "at") && valueWords.some((w) => w.pos === "PROPN")) {
         const kind = kindOf(valueWords);
         attr = attribute(kind === "time" ? "schedule" : kind === "number" ? "address" : "residence");
@@ -318,6 +373,15 @@ function clauseFrame(raw: Word[], previous: Frame | null): Frame | null {
       // "The user is the tech lead", "Node 18 is the runtime": a role; left to the sentence rules.
       if (!prep && !byValue && rest[0] && determiners.has(rest[0].lower) && rest[0].lower !== "a" && rest[0].lower !== "an") return null;
     }
+  } else if (possessed.length > 0) {
+    // "Jonah's email changed to …": the attribute the possessed noun names, its value what the verb sets.
+    attr = nounAttribute(possessed);
+    predicate = `noun:${key(possessed)}`;
+  } else if (passive && verbWord && valueAttributes.has(verbWord.lower)) {
+    // "got engaged to Marco", "is now divorced": a participle that names a status of its attribute.
+    attr = attribute(valueAttributes.get(verbWord.lower)!);
+    predicate = "be";
+    valueWords = [verbWord];
   } else {
     const phrase = prep ? `${verb} ${prep.split(" ")[0]}` : verb;
     const fullPhrase = prep ? `${verb} ${prep}` : verb;
@@ -362,13 +426,16 @@ function clauseFrame(raw: Word[], previous: Frame | null): Frame | null {
   }
   // A value the taxonomy knows the kind of ("Neovim" is an editor, "Supabase" a database) names the
   // attribute a setter or a generic predicate leaves unnamed.
-  if (!attr || setter || ["residence", "tools", "hosting", "schedule"].includes(attr.id)) {
+  if (!attr || setter || ["residence", "tools", "hosting", "schedule", "language"].includes(attr.id)) {
     const known = valueWords.some((w) => cloudRegion.test(w.lower)) ? "region" : valueClassOf(valueWords);
     if (known) {
       attr = attribute(known);
       setter = false;
     }
   }
+  // "jonah.r@acme.io", "+44 7700 900123": a value whose form names its attribute.
+  const form = typedValuesOf(valueWords.map((w) => w.text).join(" "))[0]?.form;
+  if (form === "email" || form === "phone") attr = attribute(form);
   // "is on Central European Time": a time zone.
   if (!verb && !attr && valueWords.length > 0 && valueWords[valueWords.length - 1]!.lemma === "time" && valueWords.some((w) => w.pos === "PROPN")) attr = attribute("timezone");
   // "follows a vegetarian diet": a value that names its attribute.
@@ -386,7 +453,7 @@ function clauseFrame(raw: Word[], previous: Frame | null): Frame | null {
   }
   if (valueWords.length === 0 && !removes) return null;
   // A finite verb inside the value means the clause was misread ("the ledger deploy to the canary failed …").
-  if (!unknownValue && valueWords.some((w) => w.pos === "VERB" && isPast(w))) return null;
+  if (!unknownValue && valueWords.some((w) => w.pos === "VERB" && isPast(w) && !valueAttributes.has(w.lower))) return null;
   return {
     entity,
     entityText,
@@ -521,16 +588,22 @@ function valueClassOf(words: Word[]): AttributeId | null {
   return null;
 }
 
+/**
+ * The attribute a noun phrase names, by its head ("home address", "work laptop"): a word before the head
+ * only modifies it ("home router" is no residence), unless it says which of a kind ("favourite band").
+ */
 function nounAttribute(words: Word[]): Attribute | null {
   const lemmas = words.filter((w) => !determiners.has(w.lower) && w.pos !== "PRON").map((w) => w.lemma);
   for (let n = Math.min(3, lemmas.length); n >= 1; n--) {
-    for (let s = lemmas.length - n; s >= 0; s--) {
-      const id = nounAttributes.get(lemmas.slice(s, s + n).join(" "));
-      if (id) return attribute(id);
-    }
+    const id = nounAttributes.get(lemmas.slice(lemmas.length - n).join(" "));
+    if (id) return attribute(id);
   }
-  return null;
+  const picked = lemmas.find((l) => pickingWords.has(l));
+  return picked ? attribute(nounAttributes.get(picked)!) : null;
 }
+
+/** Words before a head noun that pick one of its kind: "favourite band" is a preference. */
+const pickingWords = new Set(["favourite", "favorite"]);
 
 /** Words as written, a leading determiner in lower case ("the user", not "The user", inside a reason). */
 const asWritten = (words: Word[]): string =>
@@ -550,7 +623,7 @@ const key = (words: Word[]): string =>
 
 function kindOf(words: Word[]): ValueKind {
   if (words.length === 0) return "none";
-  if (words.some((w) => w.entity === "TIME" || weekdayNames.has(w.lemma.replace(/s$/, "")))) return "time";
+  if (words.some((w) => w.entity === "TIME" || weekdayNames.has(w.lemma.replace(/s$/, "")) || (w.entity === "DATE" && monthNames.has(w.lower)))) return "time";
   if (words.some((w) => w.pos === "NUM" || /\d/.test(w.text))) return "number";
   if (words.some((w) => w.pos === "PROPN")) return "name";
   return "word";

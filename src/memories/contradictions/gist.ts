@@ -1,5 +1,7 @@
+import { namedChangeOf, valueKeys, type NamedChange } from "./named-change.js";
 import type { Word } from "./nlp.js";
-import { additionPhrases, additionWords, changePhrases, changeVerbs, changeWords, tentativeLemmas, tentativeWords } from "./taxonomy.js";
+import { typedValuesOf, type TypedValue } from "./typed-values.js";
+import { additionPhrases, additionWords, attribute, changePhrases, changeVerbs, changeWords, tentativeLemmas, tentativeWords, valueClasses, type AttributeId } from "./taxonomy.js";
 
 // What a statement is about and whether it announces a change, for updates whose attribute no frame
 // names: "Billing service CI migrated from Jenkins to GitHub Actions" after "Builds for the billing
@@ -42,6 +44,16 @@ export interface Gist {
   relations: Set<string>;
   /** Qualifiers that pick one of several alike attributes ("work" / "personal" email, "staging" / "production"). */
   qualifiers: Set<string>;
+  /** The old and new values it writes around a change marker ("Wed 4:30 → Thu 5:00", "instead of Dev"). */
+  named: NamedChange | null;
+  /** Its words as value keys (see named-change.ts), to find an old value another statement names. */
+  keys: Set<string>;
+  /** Values whose kind is common knowledge ("AWS" a cloud, "Neovim" an editor), and whether a change leads to them. */
+  classed: ClassedValue[];
+  /** Amounts by unit ("90 days", "250 requests"): unit lemma → the number as written, lower case. */
+  quantities: Map<string, string>;
+  /** Emails, phone numbers, street and web addresses it gives (see typed-values.ts). */
+  values: TypedValue[];
 }
 
 /** Particles that make a verb a change: "went up", "took over", "gave up", "handed over", "turned off". */
@@ -51,7 +63,7 @@ const particleVerbs = new Set(changeParticles.keys());
 const notChangeParticles = new Map([["stop", ["by", "at", "in", "for"]], ["drop", ["by", "in", "off"]], ["turn", ["to", "into", "up"]]]);
 const pastWords = new Set(["previously", "formerly", "once", "originally", "until"]);
 
-const genericTopics = new Set([
+export const genericTopics = new Set([
   "user", "team", "company", "people", "person", "everyone", "everything", "thing", "work", "day", "week", "month", "year",
   "time", "today", "morning", "afternoon", "evening", "night", "weekend", "start", "end", "way", "one", "lot", "part", "new",
   "old", "current", "all", "rest", "spring", "summer", "autumn", "winter", "q1", "q2", "q3", "q4",
@@ -126,7 +138,10 @@ export function gistOf(words: readonly Word[], text: string): Gist {
     // ("Raising the timeout hides …") or a verb of a later clause ("… when the schema changed").
     const mainVerb = i === mainAt || (firstVerb < 0 && w.pos === "NOUN" && i > 0 && next?.pos === "ADP");
     // "PROJ-1300: migrate …" is a label, then an imperative.
-    if (!change && mainVerb && subjectBefore(words, i) && !words[i - 1]?.punctuation) {
+    // A note that starts with a past form reports a change without a subject ("Bumped openapi-generator
+    // to 7.2"); a base form is a to-do ("Migrate the dashboards").
+    const reported = i === 0 && w.pos === "VERB" && w.lower !== w.lemma && w.lower.endsWith("ed");
+    if (!change && (reported || (mainVerb && subjectBefore(words, i) && !words[i - 1]?.punctuation))) {
       const particle = changeParticles.get(w.lemma);
       const isChange = particleVerbs.has(w.lemma) ? particle?.includes(next?.lower ?? "") : changeVerbs.has(w.lemma) && !notChangeParticles.get(w.lemma)?.includes(next?.lower ?? "");
       if (isChange) {
@@ -137,8 +152,9 @@ export function gistOf(words: readonly Word[], text: string): Gist {
     }
     if (!change && changeWords.has(w.lower)) change = changeKey = w.text.toLowerCase();
     if (isTentative(w)) tentative = true;
-    // "has a new mobile number": a new value of what follows.
-    if (w.lower === "new" && (next?.pos === "NOUN" || next?.pos === "ADJ")) {
+    // "has a new mobile number", "Sam's new address is …": a new value of what follows; not a to-do's
+    // "update the README with the new region".
+    if (w.lower === "new" && (next?.pos === "NOUN" || next?.pos === "ADJ") && holdsNew(words, i)) {
       for (const after of words.slice(i + 1, i + 4)) if (after.pos === "NOUN") renewed.add(after.lemma);
     }
     if (pastWords.has(w.lower)) past = true;
@@ -154,7 +170,19 @@ export function gistOf(words: readonly Word[], text: string): Gist {
   } else for (const t of topic) changed.add(t);
   const subjectNouns = words.slice(speakerWords, Math.max(speakerWords, firstVerb)).filter((w) => w.pos === "NOUN" || w.pos === "PROPN");
   const head = subjectNouns.length > 0 ? subjectNouns[subjectNouns.length - 1]!.lemma : null;
-  return { topic, subject, names, head, dated: datedOf(words), conversational, renewed, changed, changeKey, identifiers, change, addition, tentative, past, relations, qualifiers };
+  const named = namedChangeOf(text, words);
+  return { topic, subject, names, head, dated: datedOf(words), conversational, renewed, changed, changeKey, identifiers, change, addition, tentative, past, relations, qualifiers, named, keys: valueKeys(text), values: typedValuesOf(text), quantities: quantitiesOf(words), classed: classedValuesOf(words) };
+}
+
+/** Verbs (lemmas) that say someone holds what "new" qualifies: "has", "got", "is on", "bought". */
+const holdingLemmas = new Set(["have", "get", "be", "buy", "receive", "'s", "’s"]);
+const newDeterminers = new Set(["a", "an", "the", "his", "her", "their", "my", "our", "its"]);
+
+/** Whether the "new" at `at` follows a verb of holding or a possessive (past its determiner), or opens the text. */
+function holdsNew(words: readonly Word[], at: number): boolean {
+  let i = at - 1;
+  while (i >= 0 && newDeterminers.has(words[i]!.lower)) i--;
+  return i < 0 || holdingLemmas.has(words[i]!.lemma) || holdingLemmas.has(words[i]!.lower);
 }
 
 /** A word of a plan: "may", "will", "is considering"; not "is no longer considered allergic". */
@@ -193,4 +221,53 @@ export function qualifiersClash(a: ReadonlySet<string>, b: ReadonlySet<string>):
     for (const y of b) if (x !== y && qualifierGroup.get(x) === qualifierGroup.get(y)) return true;
   }
   return false;
+}
+
+/** Number words up to a hundred, so "ninety days" and "90 days" are one amount. */
+const numberWords = new Map([
+  ..."zero one two three four five six seven eight nine ten eleven twelve".split(" ").map((w, i) => [w, String(i)] as const),
+  ..."twenty thirty forty fifty sixty seventy eighty ninety".split(" ").map((w, i) => [w, String(20 + 10 * i)] as const),
+  ["hundred", "100"],
+]);
+
+/** "30 days", "ninety days", "250 requests": each unit's amount (a number, then a noun). */
+function quantitiesOf(words: readonly Word[]): Map<string, string> {
+  const out = new Map<string, string>();
+  words.forEach((w, i) => {
+    const unit = words[i + 1];
+    if (w.pos !== "NUM" || unit?.pos !== "NOUN" || /\d/.test(unit.text)) return;
+    out.set(unit.lemma, numberWords.get(w.lower) ?? w.lower.replace(/,/g, ""));
+  });
+  return out;
+}
+
+export interface ClassedValue {
+  attribute: AttributeId;
+  /** Lower case, as in the taxonomy ("google cloud"). */
+  value: string;
+  /** "migration to Google Cloud", "moved everything onto Hetzner": a change leads to it. */
+  changedTo: boolean;
+}
+
+/** Nouns that name a change: "finished its migration to Google Cloud". */
+const changeNouns = new Set(["migration", "move", "switch", "transition", "upgrade", "port", "cutover", "rewrite"]);
+
+/** The values of single-valued classes a text names (two-word names first), each once. */
+function classedValuesOf(words: readonly Word[]): ClassedValue[] {
+  const out: ClassedValue[] = [];
+  let changeSeen = false;
+  for (let i = 0; i < words.length; i++) {
+    const w = words[i]!;
+    if ((w.pos === "VERB" && changeVerbs.has(w.lemma)) || changeNouns.has(w.lemma)) changeSeen = true;
+    for (const n of [2, 1]) {
+      const value = words.slice(i, i + n).map((x) => x.lower).join(" ");
+      const id = n === 2 && i + 1 >= words.length ? undefined : valueClasses.get(value);
+      if (!id || !attribute(id).single || out.some((c) => c.value === value)) continue;
+      const before = words[i - 1]?.lower;
+      out.push({ attribute: id, value, changedTo: changeSeen && (before === "to" || before === "onto") });
+      i += n - 1;
+      break;
+    }
+  }
+  return out;
 }

@@ -108,6 +108,9 @@ export const abbreviations = new Set(["dr", "mr", "mrs", "ms", "prof", "st", "jr
  * States a system, account or task is in that are not participles ("suspended", "resolved" are): each
  * replaces an opposite such as active, online or open ("the API is online" → "… is down").
  */
+/** Words that make a time vague ("late May", "early next week"): an exact time after one refines it. */
+export const vagueTimeWords = new Set(["late", "early", "mid", "sometime", "end", "beginning", "around", "roughly"]);
+
 export const statusWords = new Set(["down", "live", "full", "pending", "broken"]);
 
 /** Words that mark a statement as replacing an earlier one ("is now", "anymore"). */

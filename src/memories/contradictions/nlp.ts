@@ -72,8 +72,25 @@ export function wordsOf(text: string): Word[] {
     });
   });
   if (pending !== null && words.length > 0) words[words.length - 1]!.punctuation = true;
+  joinNegatedCompounds(words);
   retag(words);
   return words;
+}
+
+const subjectPronouns = new Set(["we", "they", "i", "you"]);
+
+/** "won't-fix", "can't-reproduce" (read as "wo" + "n't-fix"): a status written as one word, not a "will not". */
+function joinNegatedCompounds(words: Word[]): void {
+  for (let i = words.length - 1; i > 0; i--) {
+    const w = words[i]!;
+    if (!/^n['’]t-\p{L}/u.test(w.lower)) continue;
+    const before = words[i - 1]!;
+    before.text += w.text;
+    before.lower = before.lemma = before.text.toLowerCase();
+    before.pos = "ADJ";
+    before.punctuation = w.punctuation;
+    words.splice(i, 1);
+  }
 }
 
 /**
@@ -85,7 +102,16 @@ function retag(words: Word[]): void {
   words.forEach((w, i) => {
     const next = words[i + 1];
     const before = words[i - 1];
+    // "We keep logs …", "They run tests …": after a personal pronoun, a noun then a verb in -s are a verb and its object.
+    if ((w.pos === "NOUN" || w.pos === "VERB") && next?.pos === "VERB" && next.lower.endsWith("s") && w.lower === w.lemma && subjectPronouns.has(before?.lower ?? "") && i === 1) {
+      w.pos = "VERB";
+      next.pos = "NOUN";
+      next.lemma = next.lower.slice(0, -1);
+      return;
+    }
     if (/\p{L}/u.test(w.text) && (/\d/.test(w.text) || w.text.includes("_")) && w.pos !== "NUM") w.pos = "PROPN";
+    // "Omar's address changed": after a possessive and before a verb, a "verb" is the possessed noun.
+    else if (w.pos === "VERB" && before?.lower === "'s" && (next?.pos === "VERB" || next?.pos === "AUX") && w.lower === w.lemma) w.pos = "NOUN";
     // A capitalised "verb" inside a sentence is a name: "joined Tessellate Health".
     else if (w.pos === "VERB" && i > 0 && !before?.punctuation && /^\p{Lu}/u.test(w.text)) w.pos = "PROPN";
     // "the mobile app launch slipped", "Deploys moved": a base or plural form before a verb is a noun.
@@ -93,5 +119,10 @@ function retag(words: Word[]): void {
       w.pos === "VERB" && next?.pos === "VERB" && (w.lower === w.lemma || w.lower.endsWith("s")) && before?.pos !== "AUX" && before?.pos !== "PART" && !w.punctuation
     ) w.pos = "NOUN";
     else if (w.pos === "VERB" && before?.lemma === "be" && w.lower === w.lemma && (next === undefined || w.punctuation)) w.pos = "NOUN";
+    // "the deal's expected close date", "the revised budget": a participle between a determiner or a
+    // possessive and a noun is an adjective.
+    else if (
+      w.pos === "VERB" && w.lower.endsWith("ed") && w.lower !== w.lemma && (before?.pos === "DET" || before?.lower === "'s") && (next?.pos === "NOUN" || next?.pos === "ADJ")
+    ) w.pos = "ADJ";
   });
 }

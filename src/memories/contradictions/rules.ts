@@ -1,8 +1,8 @@
 import { diffHunks, type Hunk } from "./diff.js";
-import { negations, statusWords } from "./lexicon.js";
+import { negations, statusWords, vagueTimeWords } from "./lexicon.js";
 import { statementOf, type Statement, type Token } from "./statement.js";
 import { qualifiersClash } from "./gist.js";
-import { assessGist, assessStatements, type FrameRule } from "./update-rules.js";
+import { assessClassChange, assessGist, assessNamedChange, assessStatements, assessTypedValue, type FrameRule } from "./update-rules.js";
 
 // The offline contradiction rules over two statements about (perhaps) the same thing. A contradiction is
 // the same sentence frame with one incompatible difference: its polarity flipped (negation, opposite), a
@@ -128,6 +128,9 @@ function sameSubjectIs(a: Statement, b: Statement, minSubject: number): number {
 
 const maxWholeValueWords = 6;
 
+/** A word that makes a time vague ("late" May): see vagueTimeWords. */
+const isVague = (t: Token) => vagueTimeWords.has(t.original.toLowerCase());
+
 /**
  * The whole value of "<subject> is <value>" replaced, the subject the same in two words or more ("the
  * customer's shipping address is 12 Oak Street, Leeds" → "… is 4 Mill Lane, York"): values of several
@@ -144,6 +147,8 @@ function wholeValueVerdict(a: Statement, b: Statement, shared: number): Verdict 
   const common = Math.min(older.length, newer.length);
   if (Math.max(older.length, newer.length) > maxWholeValueWords || [...older, ...newer].some((t) => t.kind === "be")) return null;
   if (common === 0 || older.slice(0, common).every((t, i) => t.text === newer[i]!.text) || spelled(older) === spelled(newer)) return null;
+  // "is in late May" → "is on Saturday, May 24, at …": a vague time made exact.
+  if (older.some(isVague) || newer.some(isVague)) return null;
   return verdict("value", `different value: ${phrase(older)} → ${phrase(newer)}`, shared, a, b);
 }
 
@@ -194,6 +199,8 @@ function valueVerdict(a: Statement, b: Statement, hunks: Hunk[], hunk: Hunk, sha
   if (removed.length === 0 || added.length === 0) return null;
   // The same value written differently ("555-0101" / "555 0101") is no change.
   if (spelled(removed) === spelled(added)) return null;
+  // "in late May" → "on Saturday, May 24": a vague time made exact is detail, not a change.
+  if (removed.every(isVague) || added.every(isVague)) return null;
   const manyValued = a.manyValued && b.manyValued;
   const change = `${phrase(removed)} → ${phrase(added)}`;
   if ([...removed, ...added].some((t) => t.kind === "word" || t.kind === "be")) {
@@ -298,10 +305,18 @@ export function assessPair(older: Statement, newer: Statement, similarity = 0): 
   if (olderDate !== null && newerDate !== null && newerDate < olderDate) return { kind: "kept", reason: "an earlier change than the older memory's, by the dates they give" };
   const conversation = (older.gist?.conversational ?? false) || (newer.gist?.conversational ?? false);
   let framed = assessStatements(older.frames, newer.frames, similarity, conversation);
+  // A change that writes the old value beside the new one stands unless a frame found a near miss other
+  // than detail (a frame reads "with Vitest instead of Jest" as Jest with more detail).
+  if (framed?.kind !== "update" && (framed?.kind !== "kept" || framed.detail) && older.gist && newer.gist) {
+    framed = assessNamedChange(older.gist, newer.gist) ?? framed;
+  }
   // A frame's near miss stands; otherwise the topic may still show a change no frame names.
   // …unless both frames name attributes and none is shared: "the user's manager Priya moved to Potsdam".
   const named = (s: Statement) => s.frames.some((f) => f.attribute !== null);
   const attributesDiffer = named(older) && named(newer) && !older.frames.some((o) => newer.frames.some((n) => o.attribute?.id === n.attribute?.id));
+  if (framed?.kind !== "update" && framed?.kind !== "kept" && older.gist && newer.gist) {
+    framed = assessTypedValue(older.gist, newer.gist) ?? assessClassChange(older.gist, newer.gist) ?? framed;
+  }
   if (framed?.kind !== "update" && framed?.kind !== "kept" && !attributesDiffer && older.gist && newer.gist) {
     framed = assessGist(older.gist, newer.gist, similarity) ?? framed;
   }

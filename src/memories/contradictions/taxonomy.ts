@@ -49,6 +49,7 @@ const attributes = {
   preference: { label: "preference", single: true, broad: true },
   drink: { label: "drink", single: true },
   language: { label: "languages", single: false },
+  codeLanguage: { label: "programming language", single: true },
   likes: { label: "likes", single: false, broad: true },
   tools: { label: "tools", single: false, broad: true },
   owns: { label: "possessions", single: false, broad: true },
@@ -80,6 +81,7 @@ export const verbAttributes = new Map<string, AttributeId>([
   ["own", "owns"], ["have", "owns"], ["drive", "car"],
   ["play", "hobby"], ["practise", "hobby"], ["practice", "hobby"],
   ["use", "tools"], ["store in", "database"],
+  ["write in", "codeLanguage"], ["rewrite in", "codeLanguage"], ["port to", "codeLanguage"], ["implement in", "codeLanguage"],
   ["call", "name"], ["name", "name"], ["go by", "name"], ["rename to", "name"],
   ["happen on", "schedule"], ["happen at", "schedule"], ["take place on", "schedule"], ["take place at", "schedule"],
   ["meet on", "schedule"], ["meet at", "schedule"], ["start at", "schedule"],
@@ -126,7 +128,7 @@ export const nounAttributes = new Map<string, AttributeId>([
   ["time", "schedule"], ["schedule", "schedule"],
   ["limit", "quantity"], ["rate limit", "quantity"], ["budget", "quantity"], ["quota", "quantity"], ["size", "quantity"],
   ["price", "price"], ["cost", "price"], ["fee", "price"], ["rate", "price"],
-  ["plan", "plan"], ["subscription", "plan"], ["tier", "plan"],
+  ["plan", "plan"], ["subscription", "plan"], ["tier", "plan"], ["support", "plan"], ["support plan", "plan"], ["support tier", "plan"],
   ["time zone", "timezone"], ["timezone", "timezone"],
   ["channel", "channel"], ["preferred channel", "channel"],
   ["name", "name"], ["favourite", "preference"], ["favorite", "preference"],
@@ -190,7 +192,7 @@ export const knownVerbs = new Set([
   ...removalVerbs,
 ]);
 
-/** Values whose kind is common knowledge: the editor, database, CI or cloud an agent's user works with. */
+/** Values whose kind is common knowledge: the editor, database, CI, cloud or programming language an agent's user works with. */
 export const valueClasses = new Map<string, AttributeId>([
   ...["vim", "neovim", "nvim", "emacs", "vs code", "vscode", "helix", "sublime", "intellij", "pycharm", "webstorm", "zed", "cursor", "xcode", "nano", "lazyvim"].map(
     (v) => [v, "editor"] as const,
@@ -199,6 +201,9 @@ export const valueClasses = new Map<string, AttributeId>([
     (v) => [v, "database"] as const,
   ),
   ...["jenkins", "github actions", "circleci", "travis", "buildkite", "gitlab ci", "teamcity", "drone", "bamboo"].map((v) => [v, "ci"] as const),
+  ...["python", "go", "golang", "rust", "java", "kotlin", "typescript", "javascript", "ruby", "elixir", "scala", "c#", "c++", "swift", "php", "haskell", "clojure", "node.js", "nodejs"].map(
+    (v) => [v, "codeLanguage"] as const,
+  ),
   ...["aws", "gcp", "azure", "google cloud", "heroku", "vercel", "netlify", "fly.io", "digitalocean", "hetzner", "cloudflare"].map((v) => [v, "hosting"] as const),
 ]);
 

@@ -1,6 +1,7 @@
 import type { Frame } from "./frames.js";
-import { qualifiersClash, relationWords, type Gist } from "./gist.js";
-import { dietExcludes, periodWords } from "./taxonomy.js";
+import { genericTopics, qualifiersClash, relationWords, type Gist } from "./gist.js";
+import { attribute, dietExcludes, periodWords } from "./taxonomy.js";
+import { onlyValueOf, type ValueForm } from "./typed-values.js";
 
 // Whether a newer statement updates an older one, read from their frames (see frames.ts): the same entity,
 // the same single-valued attribute and another value; or a change that names the old value. An addition,
@@ -12,7 +13,7 @@ export type FrameRule = "attribute" | "change" | "removal" | "topic" | "negation
 
 export type FrameAssessment =
   | { kind: "update"; rule: FrameRule; reason: string; score: number }
-  | { kind: "kept"; reason: string }
+  | { kind: "kept"; reason: string; /** Only "more detail": a change that names the old value overrides it. */ detail?: true }
   | { kind: "doubtful"; reason: string };
 
 /**
@@ -20,6 +21,15 @@ export type FrameAssessment =
  * taxonomy are of one kind ("prefers tea" / "prefers coffee", not "prefers dark mode" / "prefers short answers").
  */
 export const sameKindSimilarity = 0.7;
+
+/** Words that join an entity's parts: "the TLS certificate for api.example.com" is "the api.example.com TLS certificate". */
+const entityJoiners = new Set(["for", "of", "on", "at", "in"]);
+const entityWords = (e: string) => e.split(" ").filter((t) => !entityJoiners.has(t)).sort().join(" ");
+/** One entity written in either order: "TLS certificate for api.example.com" / "api.example.com TLS certificate". */
+export const sameEntity = (a: string, b: string): boolean => a === b || (a.includes(" ") && entityWords(a) === entityWords(b));
+
+const continents = new Set(["europe", "asia", "africa", "america", "oceania", "antarctica", "emea", "apac", "latam"]);
+const isContinent = (value: readonly string[]) => value.length <= 2 && value.some((t) => continents.has(t));
 
 const overlaps = (a: readonly string[], b: readonly string[]) => a.some((t) => b.includes(t));
 const sameTokens = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((t) => b.includes(t));
@@ -33,7 +43,7 @@ const quote = (s: string) => (s.length > 60 ? `${s.slice(0, 57)}…` : s);
  * reads as a line of conversation, where only attributes the taxonomy names are trusted.
  */
 export function assessFrames(older: Frame, newer: Frame, similarity: number, conversation = false): FrameAssessment | null {
-  if (older.entity === "" || older.entity !== newer.entity) {
+  if (older.entity === "" || !sameEntity(older.entity, newer.entity)) {
     // Entities that share words ("builds for the billing service" / "billing service CI") may be one
     // thing phrased twice: the topic decides. Entities that share none are two.
     const a = older.entity.split(" ");
@@ -99,12 +109,14 @@ export function assessFrames(older: Frame, newer: Frame, similarity: number, con
   if (newer.value.length === 0 || older.value.length === 0 || sameTokens(older.value, newer.value)) return null;
   // The same change told of two things ("cancelled a reservation at Nopa" / "… at Zuni"): two events.
   if (samePredicate && older.change !== null && older.change.toLowerCase() === newer.change?.toLowerCase()) return null;
-  if (contains(newer.value, older.value) || contains(older.value, newer.value)) return { kind: "kept", reason: `more detail, same value: ${subject}` };
+  if (contains(newer.value, older.value) || contains(older.value, newer.value)) return { kind: "kept", reason: `more detail, same value: ${subject}`, detail: true };
   // "3.99 euros a month" / "29 euros a year": numbers per another period are another attribute.
   const periods = (v: readonly string[]) => v.filter((t) => periodWords.has(t)).join(" ");
   if (periods(older.value) !== periods(newer.value)) return { kind: "kept", reason: `another period: ${subject}` };
   const change = `${subject}: ${quote(older.valueText)} → ${quote(newer.valueText)}${newer.change ? ` (${newer.change})` : ""}`;
   if (older.value.length > maxValueTokens || newer.value.length > maxValueTokens) return { kind: "doubtful", reason: change };
+  // "is in Europe" / "is based in Warsaw": a continent and a place may be one place at two scales.
+  if (isContinent(older.value) !== isContinent(newer.value)) return { kind: "doubtful", reason: `${change} (a continent and a place within it?)` };
   // Two values are of one kind when both are times, or numbers of one unit, or one name's versions
   // ("PostgreSQL 14" / "PostgreSQL 16"); otherwise by the embedder's similarity of the two statements.
   const words = (v: readonly string[]) => v.filter((t) => !isNumber(t));
@@ -164,7 +176,7 @@ export function assessGist(older: Gist, newer: Gist, similarity: number): FrameA
   const change = newer.change ?? (renewed ? `new ${renewed}` : null);
   if (!change || newer.addition || newer.tentative || newer.past || older.tentative || newer.conversational || older.conversational) return null;
   // The same change told twice ("quit smoking in 2019" / "… five years ago") is no new one.
-  if (older.changeKey === newer.changeKey) return null;
+  if (newer.changeKey !== null && older.changeKey === newer.changeKey) return null;
   const shared = [...older.topic].filter((t) => newer.topic.has(t));
   // The change must act on the older statement's topic: not "switched the theme to dark mode in VS Code".
   if (shared.length === 0 || ![...newer.changed].some((t) => older.topic.has(t))) return null;
@@ -181,6 +193,10 @@ export function assessGist(older: Gist, newer: Gist, similarity: number): FrameA
   if (qualifiersClash(older.qualifiers, newer.qualifiers)) return { kind: "kept", reason: `another attribute: ${[...newer.qualifiers].join(", ")}, not ${[...older.qualifiers].join(", ")}` };
   const added = [...newer.topic].filter((t) => !older.topic.has(t));
   const reason = `${shared.slice(0, 3).join(", ")} changed ("${change}")${added.length > 0 ? `: now ${added.slice(0, 3).join(", ")}` : ""}`;
+  // Another amount of one unit ("ninety days" → "reduced to 30 days") says the topic's value changed,
+  // however unlike the two sentences read.
+  const amount = [...newer.quantities].find(([unit, n]) => older.quantities.has(unit) && older.quantities.get(unit) !== n);
+  if (amount) return { kind: "update", rule: "topic", reason: `${shared.slice(0, 3).join(", ")} changed ("${change}"): ${older.quantities.get(amount[0])} → ${amount[1]} ${amount[0]}`, score: 0.75 };
   // Only names in common and subjects with other heads ("Harbor on-call alerts" / "the Harbor team
   // standup"): two things of one project.
   const onlyNamesShared = shared.every((t) => older.names.has(t) && newer.names.has(t));
@@ -189,4 +205,69 @@ export function assessGist(older: Gist, newer: Gist, similarity: number): FrameA
   const onlyNames = shared.every((t) => older.names.has(t) && newer.names.has(t));
   if (similarity < (onlyNames ? namesOnlySimilarity : topicChangeSimilarity)) return { kind: "doubtful", reason };
   return { kind: "update", rule: "topic", reason, score: 0.75 };
+}
+
+/**
+ * A change that names the old value the older statement holds ("Wed 4:30 → Thu 5:00", "by Biome instead of
+ * ESLint and Prettier"), on a topic the two share besides the values. Not an addition, a plan, a past
+ * state or a line of conversation.
+ */
+export function assessNamedChange(older: Gist, newer: Gist): FrameAssessment | null {
+  const named = newer.named;
+  if (!named || newer.addition || newer.tentative || newer.past || newer.conversational || older.conversational || !sameRelations(older, newer)) return null;
+  if (!named.old.every((k) => older.keys.has(k)) || named.value.every((k) => older.keys.has(k))) return null;
+  const values = new Set([...named.old, ...named.value]);
+  const context = [...newer.keys].filter((k) => older.keys.has(k) && !values.has(k) && k.length > 2 && !/\d/.test(k) && !genericTopics.has(k));
+  if (context.length === 0) return null;
+  const reason = `value of ${context.slice(0, 3).join(", ")}: ${quote(named.oldText)} → ${quote(named.valueText)} ("${named.marker}" names the old value)`;
+  return { kind: "update", rule: "change", reason, score: 0.85 };
+}
+
+const valueForms: ValueForm[] = ["email", "phone", "street address", "web address"];
+
+/**
+ * Another value of one form (an email, a phone number, a street or web address) for the same person or
+ * thing, in a statement that says a change ("changed to", "is now", "has a new …"). Not for another
+ * relative, nor an addition, a plan, a past state or a line of conversation.
+ */
+export function assessTypedValue(older: Gist, newer: Gist): FrameAssessment | null {
+  if (newer.values.length === 0 || older.values.length === 0) return null;
+  const change = newer.change ?? (newer.renewed.size > 0 ? `new ${[...newer.renewed][0]}` : null);
+  if (!change || newer.addition || newer.tentative || newer.past || newer.conversational || older.conversational) return null;
+  const shared = [...older.topic].filter((t) => newer.topic.has(t) && !t.includes("@"));
+  if (shared.length === 0 || !sameRelations(older, newer)) return null;
+  for (const form of valueForms) {
+    const was = onlyValueOf(older.values, form);
+    const now = onlyValueOf(newer.values, form);
+    if (!was || !now || was.key === now.key) continue;
+    return { kind: "update", rule: "attribute", reason: `${form} of ${shared.slice(0, 2).join(", ")}: ${quote(was.text)} → ${quote(now.text)} ("${change}")`, score: 0.8 };
+  }
+  return null;
+}
+
+/**
+ * A change to another value of a class the taxonomy knows ("migration to Google Cloud" after "everything we
+ * run is on AWS"; "switched to Neovim" after "writes code in VS Code"): the older statement names one value
+ * of that class, the newer one a change that leads to another. Not when both name subjects that share no
+ * word, another person, nor an addition, a plan, a past state or a line of conversation.
+ */
+export function assessClassChange(older: Gist, newer: Gist): FrameAssessment | null {
+  if (older.classed.length === 0 || !newer.classed.some((c) => c.changedTo)) return null;
+  if (newer.addition || newer.tentative || newer.past || newer.conversational || older.conversational) return null;
+  if (older.subject.size > 0 && newer.subject.size > 0 && ![...older.subject].some((t) => newer.subject.has(t))) return null;
+  if (!sameRelations(older, newer)) return null;
+  for (const now of newer.classed) {
+    if (!now.changedTo) continue;
+    const was = older.classed.filter((c) => c.attribute === now.attribute);
+    if (was.length !== 1 || was[0]!.value === now.value) continue;
+    const label = attribute(now.attribute).label;
+    const of = [...newer.subject].join(" ") || [...older.subject].join(" ") || older.head || newer.head || "the older memory's subject";
+    return { kind: "update", rule: "change", reason: `${label} of ${of}: ${was[0]!.value} → ${now.value} (a change to another ${label})`, score: 0.85 };
+  }
+  return null;
+}
+
+/** Both speak of the same relatives, or of none: "the user's sister" is not the user. */
+function sameRelations(older: Gist, newer: Gist): boolean {
+  return older.relations.size === newer.relations.size && [...older.relations].every((r) => newer.relations.has(r));
 }
