@@ -32,6 +32,7 @@ export function summaryMessage(s: ListedSummary, similarity?: number): MessageIn
     version: s.version,
     tags: s.tags,
     publishedAt: s.firstPublishedAt.toISOString(),
+    forkOf: s.forkOf ?? undefined,
     verified: s.verified,
     findings: s.findings,
   };

@@ -165,6 +165,8 @@ export interface ListedSummary {
   firstPublishedAt: Date;
   verified: boolean;
   findings: number;
+  /** A fork's parent: the first entry of its lineage. */
+  forkOf: LineageEntry | null;
 }
 
 interface SummaryRow {
@@ -181,6 +183,7 @@ interface SummaryRow {
   first_published_at: Date;
   verified: boolean;
   findings: number;
+  fork_of: LineageEntry | null;
 }
 
 const summaryOf = (r: SummaryRow): ListedSummary => ({
@@ -197,11 +200,12 @@ const summaryOf = (r: SummaryRow): ListedSummary => ({
   firstPublishedAt: r.first_published_at,
   verified: r.verified,
   findings: r.findings,
+  forkOf: r.fork_of,
 });
 
 // The listing's version is the published one (a newer version may be held for review); $2 asks for verified authors only.
 const summarySelect = `select s.id, v.slug, p.handle as author_handle, v.name, v.description, v.tags, l.version, l.installs, l.forks,
-    l.popularity, l.first_published_at, p.verified,
+    l.popularity, l.first_published_at, p.verified, s.lineage -> 0 as fork_of,
     coalesce((select jsonb_array_length(mv.findings) from marketplace_versions mv where mv.skill_id = l.skill_id and mv.version = l.version), 0) as findings
   from marketplace_listings l join skills s on s.id = l.skill_id join author_profiles p on p.workspace_id = l.workspace_id
     join skill_versions v on v.skill_id = l.skill_id and v.version = l.version

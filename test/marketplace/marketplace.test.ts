@@ -136,6 +136,10 @@ describe.each(backends)("marketplace over REST (%s)", (backend) => {
       { id: created.id, slug: "pdf-tables", authorHandle: "alice", version: 2 },
     ]);
     expect((await market(alice, "get", { slug: "bob-pdf", authorHandle: "bob-corp" })).body.skill).toMatchObject({ id: forkOfFork.id, lineage: forkOfFork.lineage });
+    // Search results mark a fork with its parent, so a fork that keeps its original's name is told apart.
+    const browsed = (await market(alice, "search", { sort: "new", limit: 50 })).body.skills as Array<{ id: string; forkOf?: unknown }>;
+    expect(browsed.find((s) => s.id === forkOfFork.id)?.forkOf).toEqual({ id: fork.id, slug: "carol-pdf", authorHandle: "carol-ws", version: 2 });
+    expect(browsed.find((s) => s.id === created.id)).not.toHaveProperty("forkOf");
     // Handles and slugs are lowercase by rule, so a name typed in capitals finds the same skill.
     expect((await market(alice, "get", { slug: "Bob-PDF", authorHandle: "BOB-Corp" })).body.skill).toMatchObject({ id: forkOfFork.id });
 

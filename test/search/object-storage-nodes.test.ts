@@ -160,8 +160,11 @@ beforeAll(async () => {
     mkdtemp(path.join(os.tmpdir(), "agentmem-s3-nodes-")),
   ]);
   db = await openDatabase({ databaseUrl: database.url, dataDir: "memory://", poolSize: 2, vector: false });
-  // All three at once, on an empty bucket and a new database.
-  nodes = await startNodes(["a", "b", "c"]);
+  // On an empty bucket one node starts first and creates the index's tables, as the docs ask: a second
+  // creation of a table would rewrite its first manifest, which s3rver (without S3's conditional puts)
+  // lets a reader see half replaced. Then two at once, on the tables it made.
+  nodes = await startNodes(["a"]);
+  nodes.push(...(await startNodes(["b", "c"])));
   key = (await rest(nodes[0]!.url, adminKey)("POST", "/api/v1/admin/keys", { workspace: "acme", container: "agent-1" })).body.key;
 }, startsProcessesTimeoutMs);
 

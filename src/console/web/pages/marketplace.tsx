@@ -59,6 +59,14 @@ export function MarketplacePage() {
                 <h2>
                   <a href={href("marketplace", s.id)}>{s.name}</a>
                 </h2>
+                {s.forkOf && (
+                  <p class="fork-of" data-testid="fork-of">
+                    fork of{" "}
+                    <a href={href("marketplace", s.forkOf.id)}>
+                      {s.forkOf.authorHandle}/{s.forkOf.slug}
+                    </a>
+                  </p>
+                )}
                 <p class="muted">
                   by {s.authorHandle}
                   {s.verified && <span class="badge"> verified</span>} · version {s.version} · {s.installs} installs · {s.forks} forks
