@@ -493,6 +493,16 @@ const migrations: ReadonlyArray<{ version: number; name: string; statements: str
       `alter table moderation_actions add column version integer`,
     ],
   },
+  {
+    version: 18,
+    name: "skills keep the SKILL.md they were imported from, so export gives it back byte for byte",
+    statements: [
+      // {text, renderedSha256}: the file as imported, and the digest of what export would write from the
+      // fields; export gives the text back while the fields still render to that digest.
+      `alter table skills add column imported_md jsonb`,
+      `alter table skill_versions add column imported_md jsonb`,
+    ],
+  },
 ];
 
 // Serialises migrations across nodes sharing one database.

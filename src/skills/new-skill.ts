@@ -51,4 +51,5 @@ export const draftOfRecord = (s: SkillRecord): SkillDraft => ({
   metadata: s.metadata,
   extraFrontmatter: s.extraFrontmatter,
   files: s.files,
+  importedMd: s.importedMd,
 });

@@ -1,10 +1,28 @@
+import { createHash } from "node:crypto";
 import type { ScannedFile } from "./safety-scan.js";
 import { skillDigest, type DigestEntry } from "./skill-digest.js";
 import { carriedKeys, writeSkillMd } from "./skill-md.js";
-import type { SkillDraft, StoredFile } from "./skill-rules.js";
+import type { ImportedSkillMd, SkillDraft, StoredFile } from "./skill-rules.js";
 
-/** The SKILL.md that export writes for a version: fields SKILL.md has no place for ride in metadata. */
+const sha256 = (text: string) => createHash("sha256").update(text, "utf8").digest("hex");
+
+/**
+ * The SKILL.md that export writes for a version: the file it was imported from, byte for byte, while its
+ * fields still render as they did at import; otherwise the fields written out.
+ */
 export function exportedSkillMd(s: Omit<SkillDraft, "containers" | "files">): string {
+  const rendered = renderedSkillMd(s);
+  return s.importedMd && sha256(rendered) === s.importedMd.renderedSha256 ? s.importedMd.text : rendered;
+}
+
+/** What a version keeps of the SKILL.md it was imported from (its fields as stored). */
+export const importedSkillMd = (s: Omit<SkillDraft, "containers" | "files">, text: string): ImportedSkillMd => ({
+  text,
+  renderedSha256: sha256(renderedSkillMd(s)),
+});
+
+/** SKILL.md written from a version's fields: fields SKILL.md has no place for ride in metadata. */
+function renderedSkillMd(s: Omit<SkillDraft, "containers" | "files">): string {
   const metadata = { ...s.metadata };
   if (s.name !== s.slug) metadata[carriedKeys.name] = s.name;
   if (s.maturity !== "experimental") metadata[carriedKeys.maturity] = s.maturity;

@@ -219,6 +219,14 @@ export interface SkillDraft {
   /** Frontmatter keys outside the Agent Skills specification, from import. */
   extraFrontmatter: JsonObject;
   files: StoredFile[];
+  /** The SKILL.md the version was imported from (skill-export.ts gives it back while the fields match it). */
+  importedMd?: ImportedSkillMd | null;
+}
+
+export interface ImportedSkillMd {
+  text: string;
+  /** SHA-256 (hex) of the SKILL.md export writes from the version's fields, at import. */
+  renderedSha256: string;
 }
 
 const decodedBytes = (f: StoredFile) => (f.text !== undefined ? utf8Bytes(f.text) : Math.floor((f.base64!.length * 3) / 4));

@@ -11,7 +11,7 @@ import type { UsageMeter } from "../usage/usage-meter.js";
 import { containerName, parseOrThrow } from "../validation.js";
 import { importSkillMd } from "./skill-import.js";
 import { scanSkill, type ScanFinding } from "./safety-scan.js";
-import { exportedSkillMd, scannedFiles } from "./skill-export.js";
+import { exportedSkillMd, importedSkillMd, scannedFiles } from "./skill-export.js";
 import { findingMessage, skillMessage } from "./skill-message.js";
 import {
   draftOf,
@@ -313,7 +313,9 @@ export function skillService(db: Database, opts: SkillServiceOptions): ServiceIm
     async importSkill(req, ctx) {
       const principal = agentPrincipal(ctx);
       const imported = importSkillMd(req.content, { files: req.files, containers: req.containers, tags: req.tags });
-      const draft = draftOf(imported.fields, imported.extraFrontmatter, "frontmatter.");
+      const fields = draftOf(imported.fields, imported.extraFrontmatter, "frontmatter.");
+      // Export gives the file back byte for byte while the version's fields are the ones it was imported with.
+      const draft = { ...fields, importedMd: importedSkillMd(fields, req.content) };
       // On import the scan only warns; publishing the skill is what can hold it.
       const findings = await scanSkill(scannedFiles(draft));
       const scope = scopeOf(principal);
@@ -340,6 +342,7 @@ export function skillService(db: Database, opts: SkillServiceOptions): ServiceIm
           keyId: principal.keyId,
           updatedAt: new Date(),
         };
+        next.importedMd = importedSkillMd(next, req.content);
         await saveVersion(tx, principal, existing, next);
         return { skill: next, created: false };
       });

@@ -2,7 +2,7 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import type { Scope } from "../accounts/container-scope.js";
 import type { Sql } from "../db/database.js";
 import { apiError } from "../errors/api-error.js";
-import type { SkillDraft, StoredFile } from "./skill-rules.js";
+import type { ImportedSkillMd, SkillDraft, StoredFile } from "./skill-rules.js";
 
 /** One ancestor of a fork, as it was when the fork was made. */
 export interface LineageEntry {
@@ -66,6 +66,7 @@ interface SkillRow {
   allowed_tools: string[];
   metadata: Record<string, string>;
   extra_frontmatter: JsonObject;
+  imported_md: ImportedSkillMd | null;
   files: StoredFile[] | null;
   version: number;
   key_id: string;
@@ -102,6 +103,7 @@ const recordOf = (r: SkillRow): SkillRecord => ({
   allowedTools: r.allowed_tools,
   metadata: r.metadata,
   extraFrontmatter: r.extra_frontmatter,
+  importedMd: r.imported_md,
   files: r.files ?? [],
   version: r.version,
   keyId: r.key_id,
@@ -126,7 +128,7 @@ export const visibleSkill = (alias: string) =>
   `${alias}.workspace_id = $2 and ($3::text is null or cardinality(${alias}.containers) = 0 or $3 = any(${alias}.containers))`;
 
 const versionFields =
-  "slug, name, description, content, tags, containers, maturity, license, compatibility, allowed_tools, metadata, extra_frontmatter, key_id";
+  "slug, name, description, content, tags, containers, maturity, license, compatibility, allowed_tools, metadata, extra_frontmatter, key_id, imported_md";
 const currentOnly = "visibility, source, state, deprecated_at, deprecation_message, replaced_by, version, created_at, updated_at";
 
 /** The installed copy (alias s) holds a yanked version. */
@@ -173,6 +175,7 @@ function versionParams(s: SkillRecord): unknown[] {
     JSON.stringify(s.metadata),
     JSON.stringify(s.extraFrontmatter),
     s.keyId,
+    s.importedMd ? JSON.stringify(s.importedMd) : null,
   ];
 }
 
@@ -185,12 +188,12 @@ export async function insertSkill(sql: Sql, s: SkillRecord): Promise<void> {
     await sql.query(
       `with inserted as (
          insert into skills (id, workspace_id, ${versionFields}, ${currentOnly})
-         values ($14, $15, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12::jsonb, $13,
-           $16, $17, 'active', null, null, null, 1, $18, $18)
+         values ($15, $16, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12::jsonb, $13, $14::jsonb,
+           $17, $18, 'active', null, null, null, 1, $19, $19)
          returning id),
        versions as (
          insert into skill_versions (skill_id, version, ${versionFields}, files, created_at)
-         values ($14, 1, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12::jsonb, $13, $19::jsonb, $18))
+         values ($15, 1, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12::jsonb, $13, $14::jsonb, $20::jsonb, $19))
        insert into skill_index_outbox (skill_id) select id from inserted`,
       [...versionParams(s), s.id, s.workspaceId, s.visibility, s.source, s.createdAt, JSON.stringify(s.files)],
     );
@@ -207,12 +210,12 @@ export async function saveSkillVersion(sql: Sql, next: SkillRecord): Promise<voi
       `with updated as (
          update skills set slug = $1, name = $2, description = $3, content = $4, tags = $5, containers = $6,
            maturity = $7, license = $8, compatibility = $9, allowed_tools = $10, metadata = $11::jsonb,
-           extra_frontmatter = $12::jsonb, key_id = $13, version = $15, updated_at = $16, source = $18
-         where id = $14 and version = $15 - 1
+           extra_frontmatter = $12::jsonb, key_id = $13, imported_md = $14::jsonb, version = $16, updated_at = $17, source = $19
+         where id = $15 and version = $16 - 1
          returning id),
        versions as (
          insert into skill_versions (skill_id, version, ${versionFields}, files, created_at)
-         select $14, $15, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12::jsonb, $13, $17::jsonb, $16 from updated)
+         select $15, $16, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12::jsonb, $13, $14::jsonb, $18::jsonb, $17 from updated)
        insert into skill_index_outbox (skill_id) select id from updated`,
       [...versionParams(next), next.id, next.version, next.updatedAt, JSON.stringify(next.files), next.source],
     );

@@ -173,6 +173,25 @@ describe.each(backends)("skills over REST (%s)", (backend) => {
     expect(exported.body.content.endsWith("---\nCheck every `alter table` for a rewrite.\n")).toBe(true);
   });
 
+  it("exports an imported SKILL.md byte for byte until its fields change, then writes it from the fields", async () => {
+    for (const name of ["block-scalars.md", "crlf-bom.md"]) {
+      const text = fixture(name);
+      const imported = await post(agent, "/import", { content: text });
+      expect(imported.status, name).toBe(200);
+      const exported = await post(agent, "/export", { id: imported.body.skill.id });
+      expect(exported.body.content, name).toBe(text);
+    }
+    const text = fixture("block-scalars.md");
+    const { skill } = (await post(agent, "/import", { content: text })).body;
+    const edited = await post(agent, "/update", { id: skill.id, description: "Drafts release notes from merged pull requests." });
+    expect(edited.status).toBe(200);
+    const rewritten = (await post(agent, "/export", { id: skill.id })).body.content;
+    expect(rewritten).not.toBe(text);
+    expect(rewritten).toMatch(/^---\nname: release-notes\ndescription: Drafts release notes from merged pull requests.\n/);
+    // The imported version itself still exports as imported.
+    expect((await post(agent, "/export", { id: skill.id, version: skill.version })).body.content).toBe(text);
+  });
+
   it("import(export(skill)) gives the same skill, files and all", async () => {
     const created = (await post(workspaceKey, "", {
       ...base,

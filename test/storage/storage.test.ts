@@ -35,7 +35,7 @@ describe("storage", () => {
     const db = await openDatabase({ dataDir: "memory://", poolSize: 1, pgliteSharedBuffersBytes: 16 * 1024 * 1024 });
     // PGlite touches all of shared_buffers at start: every byte of it is resident.
     expect(await db.query("show shared_buffers")).toEqual([{ shared_buffers: "16MB" }]);
-    expect(await migrate(db)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 13, 14, 15, 16, 17]);
+    expect(await migrate(db)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 13, 14, 15, 16, 17, 18]);
     expect(await migrate(db)).toEqual([]);
     await db.close();
   });
