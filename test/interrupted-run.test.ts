@@ -38,14 +38,22 @@ it.each(["SIGINT", "SIGTERM"] as const)("stops its PostgreSQL server and removes
     env: { ...process.env, TEST_DATABASE_URL: "", INTERRUPTED_RUN_REPORT: report },
     stdio: "ignore",
   });
-  const { tmpdir, postgresUrl } = await reportOf(report, child);
-  const port = Number(new URL(postgresUrl).port);
-  expect(existsSync(tmpdir)).toBe(true);
-  expect(await refusesConnections(port)).toBe(false);
-
   const exited = once(child, "exit");
-  child.kill(signal);
-  await exited;
-  expect(existsSync(tmpdir)).toBe(false);
-  expect(await refusesConnections(port)).toBe(true);
+  try {
+    const { tmpdir, postgresUrl } = await reportOf(report, child);
+    const port = Number(new URL(postgresUrl).port);
+    expect(existsSync(tmpdir)).toBe(true);
+    expect(await refusesConnections(port)).toBe(false);
+
+    child.kill(signal);
+    await exited;
+    expect(existsSync(tmpdir)).toBe(false);
+    expect(await refusesConnections(port)).toBe(true);
+  } finally {
+    // A failed check leaves no run waiting: SIGTERM, which the run answers by cleaning up.
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill("SIGTERM");
+      await exited;
+    }
+  }
 });
