@@ -1,7 +1,8 @@
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { skillDigest } from "../skills/skill-digest.js";
-import { exportedEntries } from "../skills/skill-export.js";
+import { exportedSkillMd, fileBytes } from "../skills/skill-export.js";
+import type { StoredFile } from "../skills/skill-rules.js";
 import { CliError } from "./server.js";
 import { filesUnder } from "./skill-dir.js";
 
@@ -78,25 +79,29 @@ async function lock(call: Call, args: string[]): Promise<number> {
   return 0;
 }
 
-/** The digest of a published version as the server answers it, recomputed here. */
-function digestOfPublished(s: any): string {
-  const files = (s.files as Array<{ path: string; text?: string; base64?: string }>).map((f) => (f.text !== undefined ? { path: f.path, text: f.text } : { path: f.path, base64: f.base64 ?? "" }));
-  return skillDigest(
-    exportedEntries({
-      slug: s.slug,
-      name: s.name,
-      description: s.description,
-      content: s.content,
-      tags: s.tags,
-      maturity: s.maturity,
-      license: s.license ?? null,
-      compatibility: s.compatibility ?? null,
-      allowedTools: s.allowedTools,
-      metadata: s.metadata,
-      extraFrontmatter: s.extraFrontmatter ?? {},
-      files,
-    }),
-  );
+/**
+ * The digest of a published version as the server answers it, recomputed here: its SKILL.md as the
+ * server exports it, or, for a copy under another slug, the SKILL.md its fields write under that slug.
+ */
+function digestOfPublished(s: any, copySlug: string = s.slug, files = s.files): string {
+  const skillMd =
+    copySlug === s.slug
+      ? (s.skillMd as string)
+      : exportedSkillMd({
+          slug: copySlug,
+          name: s.name,
+          description: s.description,
+          content: s.content,
+          tags: s.tags,
+          maturity: s.maturity,
+          license: s.license ?? null,
+          compatibility: s.compatibility ?? null,
+          allowedTools: s.allowedTools,
+          metadata: s.metadata,
+          extraFrontmatter: s.extraFrontmatter ?? {},
+        });
+  const bundled = (files as StoredFile[]).map((f) => ({ path: f.path, bytes: fileBytes(f) }));
+  return skillDigest([{ path: "SKILL.md", bytes: Buffer.from(skillMd, "utf8") }, ...bundled]);
 }
 
 /** The digest of an exported skill directory on disk: SKILL.md and every other non-hidden file. */
@@ -129,7 +134,7 @@ async function verify(call: Call, args: string[]): Promise<number> {
     if (dir !== undefined && copy) {
       // On disk the copy is under its own slug; its export differs from the published version only by that name.
       const exported = await must(call, "/skills/export", { slug: copy.slug });
-      const expected = copy.slug === entry.slug ? entry.digest : digestOfPublished({ ...published.json.skill, slug: copy.slug, files: exported.files });
+      const expected = copy.slug === entry.slug ? entry.digest : digestOfPublished(published.json.skill, copy.slug, exported.files);
       const onDisk = await digestOfDir(path.join(dir, copy.slug)).catch(() => undefined);
       if (onDisk !== expected) problems.push({ skill: name, problem: "files", dir: path.join(dir, copy.slug), expected, onDisk: onDisk ?? "missing" });
     }

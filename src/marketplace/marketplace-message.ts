@@ -12,6 +12,7 @@ import { VersionReview, type MarketplaceVersionSchema } from "../../gen/agent/v1
 import type { PublishedVersion, YankRecord } from "./version-store.js";
 import { findingMessage, listingStateOf } from "../skills/skill-message.js";
 import { fileMessages, maturities } from "../skills/skill-rules.js";
+import { exportedSkillMd } from "../skills/skill-export.js";
 import type { SkillRecord } from "../skills/skill-store.js";
 import { reasonNumber } from "./marketplace-rules.js";
 import type { Listing, ListedSummary } from "./marketplace-store.js";
@@ -89,6 +90,7 @@ export function marketplaceSkillMessage(
     verified: author.verified,
     latestVersion,
     extraFrontmatter: s.extraFrontmatter,
+    skillMd: exportedSkillMd(s),
   };
 }
 

@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { appendFile, mkdtemp, readFile, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -78,5 +79,24 @@ describe("agentmem skills lock|verify|install --from", () => {
     const yanked = await cli(userKey, "verify", "--lock", lockFile);
     expect(yanked.code).toBe(1);
     expect(lines(yanked.stderr)).toEqual([{ skill: "lock-author/json-diff@1", problem: "yanked", reason: "Wrong output for arrays.", newestGoodVersion: 2 }]);
-  }, 180_000); // Eight CLI processes, each loading the TypeScript CLI through tsx.
+  });
+
+  it("verifies an imported skill whose SKILL.md export gives back byte for byte, against the server and the disk", async () => {
+    // YAML a writer would not produce: a block scalar, a folded one, quoted and unquoted values.
+    const skillMd = readFileSync(new URL("./fixtures/block-scalars.md", import.meta.url), "utf8");
+    const author = rest(server.url, authorKey);
+    const { skill } = (await author("POST", "/api/v1/agent/skills/import", { content: skillMd })).body;
+    expect((await author("POST", "/api/v1/agent/skills/publish-public", { id: skill.id })).status).toBe(200);
+    const userKey = await server.createKey("lock-importer");
+    expect((await rest(server.url, userKey)("POST", "/api/v1/agent/marketplace/install", { id: skill.id })).status).toBe(200);
+
+    const lockFile = path.join(dir, "imported-lock.json");
+    expect((await cli(userKey, "lock", "--out", lockFile)).code).toBe(0);
+    const exportDir = path.join(dir, "imported");
+    expect((await cli(userKey, "export", skill.slug, path.join(exportDir, skill.slug))).code).toBe(0);
+    expect(await readFile(path.join(exportDir, skill.slug, "SKILL.md"), "utf8")).toBe(skillMd);
+    const verified = await cli(userKey, "verify", "--lock", lockFile, "--dir", exportDir);
+    expect(verified.stderr).toBe("");
+    expect(lines(verified.stdout)).toEqual([{ lock: lockFile, skills: 1, problems: 0 }]);
+  });
 });
