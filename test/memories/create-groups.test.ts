@@ -162,5 +162,5 @@ describe("single creates written together, then a kill -9", () => {
     } finally {
       await server.close();
     }
-  }, 90_000);
+  });
 });
