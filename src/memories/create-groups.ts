@@ -83,18 +83,16 @@ function responseAt(res: CreateResponse, i: number): CreateResponse {
 export function groupedCreates(createMemories: CreateMemoriesFn, opts: CreateGroupOptions = defaultCreateGroupOptions): CreateMemoriesFn {
   const queues = new Map<string, KeyQueue>();
 
+  const alone = (w: Waiting) => createMemories(w.req, w.ctx).then(w.resolve, w.reject);
+
   async function write(group: Waiting[]): Promise<void> {
-    if (group.length === 1) {
-      const [only] = group;
-      await createMemories(only!.req, only!.ctx).then(only!.resolve, only!.reject);
-      return;
-    }
+    if (group.length === 1) return alone(group[0]!);
     let res: CreateResponse;
     try {
       res = await createMemories(create(CreateMemoriesRequestSchema, { memories: group.map((w) => batchItem(w.req)) }), group[0]!.ctx);
     } catch {
       // Nothing of the group was written: each request alone gets its own outcome (or its own error).
-      await Promise.all(group.map((w) => createMemories(w.req, w.ctx).then(w.resolve, w.reject)));
+      await Promise.all(group.map(alone));
       return;
     }
     group.forEach((w, i) => w.resolve(responseAt(res, i)));

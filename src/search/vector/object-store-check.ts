@@ -16,7 +16,8 @@ export function storeFailureOf(message: string): string {
   const said = /<Message>([^<]+)<\/Message>/.exec(message)?.[1];
   if (code) return said ? `${code}: ${said}` : code;
   if (/BadScheme/.test(message)) return "the endpoint is plain http, which is refused unless LANCEDB_STORAGE_ALLOW_HTTP=true (or AWS_ALLOW_HTTP=true)";
-  if (/status: (\d+)/.test(message)) return `HTTP status ${/status: (\d+)/.exec(message)![1]}`;
+  const status = /status: (\d+)/.exec(message)?.[1];
+  if (status) return `HTTP status ${status}`;
   if (/error sending request|connect|dns|timed out/i.test(message)) return "no connection to the endpoint";
   return message.split("\n")[0]!.slice(0, 200);
 }
