@@ -5,15 +5,19 @@ import { scannedFiles, versionDigest } from "../skills/skill-export.js";
 import { loadSkillVersion, type SkillRecord } from "../skills/skill-store.js";
 import { countInstalledCopies, findVersion, insertVersion, newestGoodVersion, yankVersion, type PublishedVersion } from "./version-store.js";
 
+/** Records version `s`: its digest, safety scan and review. */
+async function recordVersion(tx: Sql, s: SkillRecord, at: Date, holdsCritical: boolean): Promise<PublishedVersion> {
+  const findings = await scanSkill(scannedFiles(s));
+  const review = holdsCritical && hasCritical(findings) ? "held" : "published";
+  return insertVersion(tx, { skillId: s.id, version: s.version, digest: versionDigest(s), publishedAt: at, findings, review });
+}
+
 /**
  * Records `s`, a skill's version being published: its digest and safety scan; a critical finding holds it
  * for review. A version recorded before keeps its row, so a published version never changes.
  */
 export async function recordPublishedVersion(tx: Sql, s: SkillRecord, at: Date): Promise<PublishedVersion> {
-  const existing = await findVersion(tx, s.id, s.version);
-  if (existing) return existing;
-  const findings = await scanSkill(scannedFiles(s));
-  return insertVersion(tx, { skillId: s.id, version: s.version, digest: versionDigest(s), publishedAt: at, findings, review: hasCritical(findings) ? "held" : "published" });
+  return (await findVersion(tx, s.id, s.version)) ?? recordVersion(tx, s, at, true);
 }
 
 /**
@@ -21,11 +25,7 @@ export async function recordPublishedVersion(tx: Sql, s: SkillRecord, at: Date):
  * it stays published: it was public already).
  */
 export async function listedVersion(tx: Sql, skillId: string, version: number, listedAt: Date): Promise<PublishedVersion> {
-  const existing = await findVersion(tx, skillId, version);
-  if (existing) return existing;
-  const s = (await loadSkillVersion(tx, skillId, version))!;
-  const findings = await scanSkill(scannedFiles(s));
-  return insertVersion(tx, { skillId, version, digest: versionDigest(s), publishedAt: listedAt, findings, review: "published" });
+  return (await findVersion(tx, skillId, version)) ?? recordVersion(tx, (await loadSkillVersion(tx, skillId, version))!, listedAt, false);
 }
 
 const yankedError = (skillId: string, v: PublishedVersion, good: PublishedVersion | undefined) =>
